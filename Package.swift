@@ -1,0 +1,68 @@
+// swift-tools-version: 6.1
+// swift-motion: Core Motion for Linux. See README.md and Docs/.
+
+import PackageDescription
+
+/// Settings every Swift target gets: Swift 6 language mode (strict concurrency) and explicit-Sendable checks.
+let strictSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "swift-motion",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "MotionCore", targets: ["MotionCore"]),
+        .library(name: "MotionAlgorithms", targets: ["MotionAlgorithms"]),
+        .library(name: "MotionTrace", targets: ["MotionTrace"]),
+        .library(name: "MotionIIO", targets: ["MotionIIO"]),
+        .library(name: "MotionTesting", targets: ["MotionTesting"]),
+        .executable(name: "motionctl", targets: ["motionctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-numerics", from: "1.0.0"),
+    ],
+    targets: [
+        // C libraries, visible only inside MotionIIO (`internal import`).
+        .systemLibrary(name: "CLibIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
+        .systemLibrary(name: "CLibUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+
+        // C-free, Foundation-free value types: samples, units, attitude, errors.
+        .target(name: "MotionCore", dependencies: [.product(name: "RealModule", package: "swift-numerics")]),
+        // Pure, allocation-free state machines (filters, rate gates) that take time as input.
+        .target(
+            name: "MotionAlgorithms",
+            dependencies: ["MotionCore", .product(name: "RealModule", package: "swift-numerics")]
+        ),
+        // The canonical trace format: streaming CSV reader, CSV and JSON Lines writers.
+        .target(name: "MotionTrace", dependencies: ["MotionCore"]),
+        // Linux IIO devices through libiio and libudev.
+        .target(name: "MotionIIO", dependencies: ["MotionCore", "CLibIIO", "CLibUdev"]),
+        // Deterministic, seeded synthetic motion (simulator) for tests, recordings and users' tests.
+        .target(
+            name: "MotionTesting",
+            dependencies: ["MotionCore", .product(name: "RealModule", package: "swift-numerics")]
+        ),
+        .executableTarget(
+            name: "motionctl",
+            dependencies: [
+                "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO", "MotionTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(name: "MotionCoreTests", dependencies: ["MotionCore"]),
+        .testTarget(name: "MotionAlgorithmsTests", dependencies: ["MotionAlgorithms"]),
+        .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionTesting"]),
+        .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO"]),
+        .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace"]),
+        .testTarget(name: "motionctlTests", dependencies: ["motionctl", "MotionTrace"]),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
+}
