@@ -55,7 +55,10 @@ let package = Package(
         ),
 
         .testTarget(name: "MotionCoreTests", dependencies: ["MotionCore"]),
-        .testTarget(name: "MotionAlgorithmsTests", dependencies: ["MotionAlgorithms"]),
+        .testTarget(
+            name: "MotionAlgorithmsTests",
+            dependencies: ["MotionAlgorithms", .product(name: "RealModule", package: "swift-numerics")]
+        ),
         .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionTesting"]),
         .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO"]),
         .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace"]),

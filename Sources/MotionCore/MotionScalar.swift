@@ -4,7 +4,8 @@ public import RealModule
 ///
 /// A conforming type has the elementary functions of swift-numerics' `Real`, converts to and from other
 /// binary floating-point types, and can be stored in SIMD vectors.
-public protocol MotionScalar: Real, BinaryFloatingPoint, SIMDScalar, Codable, Sendable {}
+public protocol MotionScalar: Real, BinaryFloatingPoint, SIMDScalar, Codable, Sendable
+where SIMD4Storage: Sendable, SIMD2Storage: Sendable, SIMD8Storage: Sendable {}
 
 extension Float: MotionScalar {}
 extension Double: MotionScalar {}

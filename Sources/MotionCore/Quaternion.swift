@@ -139,9 +139,10 @@ public struct Quaternion<Scalar: MotionScalar>: Hashable, Sendable {
     /// rotation, so their distance is 0.
     @inlinable
     public func angle(to other: Quaternion) -> Scalar {
-        let a = normalized, b = other.normalized
-        let dot = abs(a.w * b.w + a.x * b.x + a.y * b.y + a.z * b.z)
-        return 2 * Scalar.acos(min(dot, 1))
+        // 2·atan2(|v|, |w|) of the difference rotation stays accurate near 0 and π, unlike acos of a dot product.
+        let d = normalized.conjugate * other.normalized
+        let v = d.imaginary
+        return 2 * Scalar.atan2(y: (v * v).sum().squareRoot(), x: abs(d.w))
     }
 
     /// Converts the components to another scalar type.
