@@ -1,0 +1,28 @@
+// swift-tools-version: 6.1
+// Benchmarks for swift-motion, with ordo-one/package-benchmark. Run from this folder:
+//   swift package --disable-sandbox benchmark
+// Figures and how to read them: ../Docs/Performance.md.
+
+import PackageDescription
+
+let package = Package(
+    name: "swift-motion-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "swift-motion", path: ".."),
+        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "AlgorithmBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "MotionAlgorithms", package: "swift-motion"),
+                .product(name: "MotionCore", package: "swift-motion"),
+            ],
+            path: "Benchmarks/AlgorithmBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
+    ]
+)
