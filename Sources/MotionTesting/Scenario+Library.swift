@@ -1,0 +1,198 @@
+import MotionCore
+import RealModule
+
+extension Scenario {
+    /// The names ``named(_:seed:)`` accepts: `orientationSweep`, `shakeSequence`, `walking`, `random`.
+    public static let libraryNames = ["orientationSweep", "shakeSequence", "walking", "random"]
+
+    /// The library scenario called `name` (see ``libraryNames``), with `seed` for those that randomise, or `nil`
+    /// for an unknown name.
+    public static func named(_ name: String, seed: UInt64 = 0) -> Scenario? {
+        switch name {
+        case "orientationSweep": orientationSweep()
+        case "shakeSequence": shakeSequence(seed: seed)
+        case "walking": walking()
+        case "random": random(seed: seed)
+        default: nil
+        }
+    }
+
+    /// Every named orientation in turn, starting in portrait: portrait, landscapeLeft, landscapeRight,
+    /// portraitUpsideDown, faceUp, faceDown, each held for `hold` seconds with smooth `transition`-second
+    /// rotations between them. Noise comes from the simulation's seed.
+    public static func orientationSweep(hold: Double = 2, transition: Double = 1) -> Scenario {
+        var scenario = Scenario(name: "orientationSweep", start: .portrait)
+        scenario.append(.hold(hold))
+        for orientation: NamedOrientation in [.landscapeLeft, .landscapeRight, .portraitUpsideDown, .faceUp, .faceDown] {
+            scenario.hold(orientation, for: hold, transition: transition)
+        }
+        return scenario
+    }
+
+    /// Three shakes, one on each device axis, with distractors between them: walking, a tap, a slow tilt, a
+    /// set-down onto a table and a vibration there. Shake frequencies, amplitudes and durations, and the
+    /// distractors' strengths, are drawn from `seed`.
+    public static func shakeSequence(seed: UInt64 = 0) -> Scenario {
+        var random = SeededGenerator(seed: seed, stream: 100)
+        func shake(_ axis: DeviceAxis) -> Segment {
+            let frequency = random.uniform(in: 3...6)
+            return .shake(
+                axis: axis,
+                frequency: frequency,
+                amplitude: random.uniform(in: 1...2.5),
+                duration: max(random.uniform(in: 1...2), 1 / frequency)
+            )
+        }
+        var scenario = Scenario(name: "shakeSequence", seed: seed, start: .portrait)
+        scenario.append(.hold(1))
+        scenario.append(shake(.x))
+        scenario.append(.hold(0.8))
+        scenario.append(.walking(duration: 4, cadence: random.uniform(in: 1.7...2.1)))
+        scenario.append(.hold(0.8))
+        scenario.append(shake(.y))
+        scenario.append(.hold(0.6))
+        scenario.append(.tap(axis: .z, peak: random.uniform(in: 1...2.5), width: random.uniform(in: 0.015...0.03)))
+        scenario.append(.hold(0.8))
+        scenario.append(.tilt(by: -0.5, about: .x, duration: 2))
+        scenario.append(.hold(0.8))
+        scenario.append(shake(.z))
+        scenario.append(.hold(0.8))
+        scenario.append(.setDown(onto: .faceUp, bump: random.uniform(in: 0.5...1.5)))
+        scenario.append(.hold(1))
+        scenario.append(.vibration(duration: 0.5, amplitude: random.uniform(in: 0.05...0.3)))
+        scenario.append(.hold(1.5))
+        return scenario
+    }
+
+    /// Walking for `duration` seconds at `cadence` steps per second, carrying the device in `orientation`, with
+    /// a second of stillness before and after.
+    public static func walking(
+        duration: Double = 20,
+        cadence: Double = Gait.walking.cadence,
+        orientation: NamedOrientation = .portrait
+    ) -> Scenario {
+        var scenario = Scenario(name: "walking", start: orientation)
+        scenario.append(.hold(1))
+        scenario.append(.walking(duration: duration, cadence: cadence))
+        scenario.append(.hold(1))
+        return scenario
+    }
+
+    /// A varied, labelled scenario for scoring detectors, drawn from `seed`.
+    ///
+    /// It starts still in a random orientation and alternates short holds with `segmentCount` events drawn
+    /// with these weights:
+    /// - 30 % shakes on a random axis: 2–8 Hz, 0.5–3 g, 0.2–3 s (lengthened to at least one full cycle), with
+    ///   at least 0.5 s of stillness before and after;
+    /// - distractors: walking (10 %) and running (6 %) in a carrying attitude, taps of 0.5–3 g and 10–30 ms
+    ///   (10 %), vibrations of 0.05–0.3 g at 150–200 Hz (8 %), tilts of 10–40° (8 %), set-downs onto a table
+    ///   with 0.5–2 g bumps (6 %), slow turns of 30–180° about the vertical (8 %);
+    /// - orientation holds (14 %): a named orientation tilted 0–42° (so some are near the 45° boundaries with
+    ///   a neighbour), held 1–3 s; ``LabelledSegment/expectedOrientation`` and
+    ///   ``LabelledSegment/orientationOffset`` give the truth.
+    public static func random(seed: UInt64, segmentCount: Int = 20) -> Scenario {
+        precondition(segmentCount >= 1, "a random scenario needs at least one event")
+        var random = SeededGenerator(seed: seed, stream: 200)
+        let start = NamedOrientation.allCases[random.integer(in: 0...5)]
+        var scenario = Scenario(
+            name: "random",
+            seed: seed,
+            start: tilted(start.attitude(heading: random.uniform(in: -.pi ... .pi)), by: random.uniform(in: 0...0.2), random: &random)
+        )
+        scenario.append(.hold(random.uniform(in: 0.5...1.5)))
+
+        for _ in 0..<segmentCount {
+            let pick = random.nextUniform()
+            if pick < 0.30 {
+                let frequency = random.uniform(in: 2...8)
+                let amplitude = random.uniform(in: 0.5...3)
+                let duration = max(random.uniform(in: 0.2...3), 1 / frequency)
+                let axis = DeviceAxis.allCases[random.integer(in: 0...2)]
+                scenario.append(.shake(axis: axis, frequency: frequency, amplitude: amplitude, duration: duration))
+            } else if pick < 0.46 {
+                let running = pick >= 0.40
+                if !isCarried(scenario.finalAttitude) {
+                    scenario.append(.rotate(to: carryingAttitude(random: &random), duration: random.uniform(in: 0.8...1.5)))
+                    scenario.append(.hold(random.uniform(in: 0.3...0.8)))
+                }
+                let gait: Gait =
+                    running
+                    ? .running(cadence: random.uniform(in: 2.5...3.2)) : .walking(cadence: random.uniform(in: 1.6...2.2))
+                scenario.append(.gait(gait, duration: random.uniform(in: 3...8)))
+            } else if pick < 0.56 {
+                let axis = DeviceAxis.allCases[random.integer(in: 0...2)]
+                let sign: Double = random.chance(0.5) ? 1 : -1
+                scenario.append(
+                    .tap(axis: axis, peak: sign * random.uniform(in: 0.5...3), width: random.uniform(in: 0.01...0.03))
+                )
+            } else if pick < 0.64 {
+                scenario.append(
+                    .vibration(
+                        duration: random.uniform(in: 0.3...1.5),
+                        amplitude: random.uniform(in: 0.05...0.3),
+                        frequency: random.uniform(in: 150...200),
+                        axis: DeviceAxis.allCases[random.integer(in: 0...2)]
+                    )
+                )
+            } else if pick < 0.72 {
+                let sign: Double = random.chance(0.5) ? 1 : -1
+                let axis: DeviceAxis = random.chance(0.5) ? .x : .y
+                scenario.append(
+                    .tilt(by: sign * random.uniform(in: 10...40) * .pi / 180, about: axis, duration: random.uniform(in: 0.5...2))
+                )
+            } else if pick < 0.78 {
+                let onto: NamedOrientation = random.chance(0.8) ? .faceUp : .faceDown
+                scenario.append(
+                    .setDown(
+                        onto: onto,
+                        heading: random.uniform(in: -.pi ... .pi),
+                        bump: random.uniform(in: 0.5...2),
+                        duration: random.uniform(in: 1...1.6)
+                    )
+                )
+            } else if pick < 0.86 {
+                let sign: Double = random.chance(0.5) ? 1 : -1
+                scenario.append(
+                    .slowRotation(
+                        by: sign * random.uniform(in: 30...180) * .pi / 180,
+                        about: .vertical,
+                        duration: random.uniform(in: 2...6)
+                    )
+                )
+            } else {
+                let orientation = NamedOrientation.allCases[random.integer(in: 0...5)]
+                let target = tilted(
+                    orientation.attitude(heading: random.uniform(in: -.pi ... .pi)),
+                    by: random.uniform(in: 0...42) * .pi / 180,
+                    random: &random
+                )
+                scenario.hold(target, for: random.uniform(in: 1...3), transition: random.uniform(in: 0.8...1.5))
+            }
+            scenario.append(.hold(random.uniform(in: 0.5...1.5)))
+        }
+        return scenario
+    }
+
+    /// `attitude` turned by `angle` about a random horizontal axis of the reference frame, so that gravity in the
+    /// device frame moves exactly `angle` away from where it was.
+    private static func tilted(_ attitude: Attitude, by angle: Double, random: inout SeededGenerator) -> Attitude {
+        let direction = random.uniform(in: -.pi ... .pi)
+        let axisInReference = SIMD3(Double.cos(direction), Double.sin(direction), 0)
+        let turn = Quaternion<Double>(angle: angle, axis: axisInReference)
+        return Attitude(quaternion: turn * attitude.quaternion)
+    }
+
+    /// `true` when the device is held roughly as a person carries it while walking: screen up or towards the
+    /// user, top up (gravity mostly along −y and −z).
+    private static func isCarried(_ attitude: Attitude) -> Bool {
+        let g = attitude.gravity
+        return g.y < -0.4 && g.z < 0.3
+    }
+
+    /// A portrait attitude tilted back 0–50° (screen towards the face) at a random heading.
+    private static func carryingAttitude(random: inout SeededGenerator) -> Attitude {
+        let portrait = NamedOrientation.portrait.attitude(heading: random.uniform(in: -.pi ... .pi))
+        let back = Quaternion<Double>(angle: -random.uniform(in: 0...50) * .pi / 180, axis: SIMD3(1, 0, 0))
+        return Attitude(quaternion: portrait.quaternion * back)
+    }
+}
