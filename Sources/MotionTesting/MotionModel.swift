@@ -70,12 +70,18 @@ struct SegmentModel: Hashable, Sendable {
     /// Horizontal forward and left directions in the reference frame (gaits).
     var forward: SIMD3<Double> = SIMD3(1, 0, 0)
     var left: SIMD3<Double> = SIMD3(0, 1, 0)
+    /// The length of a set-down's lowering phase, in seconds.
+    var lowering: Double = 0
 
     init(segment: Segment, start: Quaternion<Double>) {
         self.start = start
         switch segment.motion {
-        case .rotate(let target), .setDown(let target, _):
-            rotation = rotationVector(of: start.conjugate * target.quaternion)
+        case .rotate(let target):
+            rotation = SegmentModel.rotation(from: start, to: target)
+        case .setDown(let target, _):
+            rotation = SegmentModel.rotation(from: start, to: target)
+            let angle = (rotation * rotation).sum().squareRoot()
+            lowering = min(0.4 + 0.6 * angle / Double.pi, segment.duration / 2)
         case .turn(let angle, let axis, _, _):
             switch axis {
             case .device(let deviceAxis):
@@ -99,6 +105,28 @@ struct SegmentModel: Hashable, Sendable {
         }
     }
 
+    /// The body-frame rotation vector that turns `start` to `target` by the shortest path.
+    static func rotation(from start: Quaternion<Double>, to target: Segment.Target) -> SIMD3<Double> {
+        switch target {
+        case .attitude(let attitude):
+            return rotationVector(of: start.conjugate * attitude.quaternion)
+        case .gravity(let wanted):
+            // After a body-frame turn r, gravity in the device frame is r* · current, so r must take `wanted`
+            // to `current`: about wanted × current, by the angle between them.
+            let current = start.conjugate.act(on: SIMD3(0, 0, -1))
+            let axis = cross(wanted, current)
+            let sine = (axis * axis).sum().squareRoot()
+            let cosine = (wanted * current).sum()
+            let angle = Double.atan2(y: sine, x: cosine)
+            if sine > 1e-9 { return axis * (angle / sine) }
+            guard cosine < 0 else { return .zero }
+            // Opposite directions: half a turn about an axis perpendicular to gravity, z when possible.
+            let preferred: SIMD3<Double> = abs(wanted.z) < 0.9 ? SIMD3(0, 0, 1) : SIMD3(1, 0, 0)
+            let perpendicular = preferred - (preferred * wanted).sum() * wanted
+            return Double.pi * perpendicular / (perpendicular * perpendicular).sum().squareRoot()
+        }
+    }
+
     /// The device→reference attitude `t` seconds into `segment` (clamped to the segment).
     @inline(__always)
     func attitude(at t: Double, in segment: Segment) -> Quaternion<Double> {
@@ -117,7 +145,7 @@ struct SegmentModel: Hashable, Sendable {
                 }
             return start * Quaternion(rotationVector: progress * rotation)
         case .setDown:
-            return start * Quaternion(rotationVector: smootherstep(t / segment.loweringDuration) * rotation)
+            return start * Quaternion(rotationVector: smootherstep(t / lowering) * rotation)
         case .gait(let gait):
             let envelope = taper(t, ramp: min(0.5, length / 4), length: length)
             let phase = 2 * Double.pi * gait.cadence * t
@@ -166,7 +194,6 @@ struct SegmentModel: Hashable, Sendable {
             // Kinematic vertical acceleration in m/s²: smooth lowering to speed v₀, then a half-sine impact that
             // stops it. User acceleration (Core Motion's sign) is its negation, in g.
             let width = Segment.setDownImpactWidth
-            let lowering = segment.loweringDuration
             let landingSpeed = bump * Acceleration.standardGravity * 2 * width / Double.pi
             let kinematic: Double
             if t < lowering {

@@ -80,25 +80,32 @@ extension Scenario {
 
     /// A varied, labelled scenario for scoring detectors, drawn from `seed`.
     ///
-    /// It starts still in a random orientation and alternates short holds with `segmentCount` events drawn
-    /// with these weights:
-    /// - 30 % shakes on a random axis: 2–8 Hz, 0.5–3 g, 0.2–3 s (lengthened to at least one full cycle), with
-    ///   at least 0.5 s of stillness before and after;
-    /// - distractors: walking (10 %) and running (6 %) in a carrying attitude, taps of 0.5–3 g and 10–30 ms
-    ///   (10 %), vibrations of 0.05–0.3 g at 150–200 Hz (8 %), tilts of 10–40° (8 %), set-downs onto a table
-    ///   with 0.5–2 g bumps (6 %), slow turns of 30–180° about the vertical (8 %);
-    /// - orientation holds (14 %): a named orientation tilted 0–42° (so some are near the 45° boundaries with
-    ///   a neighbour), held 1–3 s; ``LabelledSegment/expectedOrientation`` and
-    ///   ``LabelledSegment/orientationOffset`` give the truth.
+    /// It starts still in a random orientation (tilted up to 11°, any heading) and alternates `segmentCount`
+    /// events with holds of 0.5–1.5 s. Events are drawn with these weights:
+    /// - 30 % shakes on a random axis: 2–8 Hz, 0.5–3 g, 0.2–3 s (lengthened to at least one full cycle), so each
+    ///   has at least 0.5 s of stillness on both sides;
+    /// - distractors: walking (10 %) and running (6 %), first turning to a carrying attitude (portrait tilted
+    ///   back 0–50°) when needed; taps of 0.5–3 g and 10–30 ms on any axis (10 %); vibrations of 0.05–0.3 g at
+    ///   150–200 Hz (8 %); tilts of 10–40° about x or y (8 %); set-downs onto a table, face up or (1 in 5) face
+    ///   down, with 0.5–2 g bumps, picked up first if that would turn the device over (6 %); slow turns of
+    ///   30–180° about the vertical (8 %);
+    /// - orientation holds (14 %): the smallest turn to a named orientation tilted 0–42° (some close to the
+    ///   45° boundary with a neighbour), held 1–3 s. ``LabelledSegment/expectedOrientation`` and
+    ///   ``LabelledSegment/orientationOffset`` give the truth; holds after tilts can end up anywhere, even on a
+    ///   boundary, and their offset says so.
+    ///
+    /// Turns take 0.5 s plus 1 s per half turn (plus up to 0.5 s), so their rates stay below about 4 rad/s; a
+    /// set-down that lays the device face down is the fastest motion, up to about 6 rad/s.
     public static func random(seed: UInt64, segmentCount: Int = 20) -> Scenario {
         precondition(segmentCount >= 1, "a random scenario needs at least one event")
         var random = SeededGenerator(seed: seed, stream: 200)
-        let start = NamedOrientation.allCases[random.integer(in: 0...5)]
-        var scenario = Scenario(
-            name: "random",
-            seed: seed,
-            start: tilted(start.attitude(heading: random.uniform(in: -.pi ... .pi)), by: random.uniform(in: 0...0.2), random: &random)
+        let first = NamedOrientation.allCases[random.integer(in: 0...5)]
+        let start = tilted(
+            first.attitude(heading: random.uniform(in: -.pi ... .pi)),
+            by: random.uniform(in: 0...0.2),
+            random: &random
         )
+        var scenario = Scenario(name: "random", seed: seed, start: start)
         scenario.append(.hold(random.uniform(in: 0.5...1.5)))
 
         for _ in 0..<segmentCount {
@@ -112,12 +119,12 @@ extension Scenario {
             } else if pick < 0.46 {
                 let running = pick >= 0.40
                 if !isCarried(scenario.finalAttitude) {
-                    scenario.append(.rotate(to: carryingAttitude(random: &random), duration: random.uniform(in: 0.8...1.5)))
-                    scenario.append(.hold(random.uniform(in: 0.3...0.8)))
+                    pickUp(&scenario, random: &random)
                 }
                 let gait: Gait =
                     running
-                    ? .running(cadence: random.uniform(in: 2.5...3.2)) : .walking(cadence: random.uniform(in: 1.6...2.2))
+                    ? .running(cadence: random.uniform(in: 2.5...3.2))
+                    : .walking(cadence: random.uniform(in: 1.6...2.2))
                 scenario.append(.gait(gait, duration: random.uniform(in: 3...8)))
             } else if pick < 0.56 {
                 let axis = DeviceAxis.allCases[random.integer(in: 0...2)]
@@ -137,18 +144,17 @@ extension Scenario {
             } else if pick < 0.72 {
                 let sign: Double = random.chance(0.5) ? 1 : -1
                 let axis: DeviceAxis = random.chance(0.5) ? .x : .y
-                scenario.append(
-                    .tilt(by: sign * random.uniform(in: 10...40) * .pi / 180, about: axis, duration: random.uniform(in: 0.5...2))
-                )
+                let angle = sign * random.uniform(in: 10...40) * .pi / 180
+                scenario.append(.tilt(by: angle, about: axis, duration: random.uniform(in: 0.5...2)))
             } else if pick < 0.78 {
                 let onto: NamedOrientation = random.chance(0.8) ? .faceUp : .faceDown
+                // Nobody turns a device over while putting it down: pick it up first when that would take more
+                // than 120°.
+                if angle(scenario.finalAttitude.gravity.vector, onto.gravity.vector) > 2 * .pi / 3 {
+                    pickUp(&scenario, random: &random)
+                }
                 scenario.append(
-                    .setDown(
-                        onto: onto,
-                        heading: random.uniform(in: -.pi ... .pi),
-                        bump: random.uniform(in: 0.5...2),
-                        duration: random.uniform(in: 1...1.6)
-                    )
+                    .setDown(onto: onto, bump: random.uniform(in: 0.5...2), duration: random.uniform(in: 1.2...2))
                 )
             } else if pick < 0.86 {
                 let sign: Double = random.chance(0.5) ? 1 : -1
@@ -161,16 +167,45 @@ extension Scenario {
                 )
             } else {
                 let orientation = NamedOrientation.allCases[random.integer(in: 0...5)]
-                let target = tilted(
-                    orientation.attitude(heading: random.uniform(in: -.pi ... .pi)),
-                    by: random.uniform(in: 0...42) * .pi / 180,
-                    random: &random
-                )
-                scenario.hold(target, for: random.uniform(in: 1...3), transition: random.uniform(in: 0.8...1.5))
+                let gravity = tilted(orientation.gravity.vector, by: random.uniform(in: 0...42) * .pi / 180, random: &random)
+                turn(&scenario, toGravity: gravity, random: &random)
+                scenario.append(.hold(random.uniform(in: 1...3)))
             }
             scenario.append(.hold(random.uniform(in: 0.5...1.5)))
         }
         return scenario
+    }
+
+    /// Appends the smallest turn that makes the device read `gravity`, lasting 0.5 s + 1 s per half turn + up
+    /// to 0.5 s, so rotation rates stay human (below about 4 rad/s).
+    private static func turn(_ scenario: inout Scenario, toGravity gravity: SIMD3<Double>, random: inout SeededGenerator) {
+        let turnAngle = angle(scenario.finalAttitude.gravity.vector, gravity)
+        let duration = 0.5 + turnAngle / .pi + random.uniform(in: 0...0.5)
+        scenario.append(.rotate(toGravity: Acceleration(gravity), duration: duration))
+    }
+
+    /// Turns to a carrying attitude (portrait tilted back 0–50°, screen towards the face) and pauses briefly.
+    private static func pickUp(_ scenario: inout Scenario, random: inout SeededGenerator) {
+        let back = random.uniform(in: 0...50) * .pi / 180
+        turn(&scenario, toGravity: SIMD3(0, -Double.cos(back), -Double.sin(back)), random: &random)
+        scenario.append(.hold(random.uniform(in: 0.3...0.8)))
+    }
+
+    /// The angle between two non-zero vectors, in radians.
+    private static func angle(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double {
+        let c = cross(a, b)
+        return Double.atan2(y: (c * c).sum().squareRoot(), x: (a * b).sum())
+    }
+
+    /// The unit vector `gravity` turned by `angle` towards a random perpendicular direction.
+    private static func tilted(_ gravity: SIMD3<Double>, by angle: Double, random: inout SeededGenerator) -> SIMD3<Double> {
+        let helper: SIMD3<Double> = abs(gravity.z) < 0.9 ? SIMD3(0, 0, 1) : SIMD3(1, 0, 0)
+        var e1 = cross(gravity, helper)
+        e1 /= (e1 * e1).sum().squareRoot()
+        let e2 = cross(gravity, e1)
+        let direction = random.uniform(in: -.pi ... .pi)
+        let perpendicular = Double.cos(direction) * e1 + Double.sin(direction) * e2
+        return Double.cos(angle) * gravity + Double.sin(angle) * perpendicular
     }
 
     /// `attitude` turned by `angle` about a random horizontal axis of the reference frame, so that gravity in the
@@ -187,12 +222,5 @@ extension Scenario {
     private static func isCarried(_ attitude: Attitude) -> Bool {
         let g = attitude.gravity
         return g.y < -0.4 && g.z < 0.3
-    }
-
-    /// A portrait attitude tilted back 0–50° (screen towards the face) at a random heading.
-    private static func carryingAttitude(random: inout SeededGenerator) -> Attitude {
-        let portrait = NamedOrientation.portrait.attitude(heading: random.uniform(in: -.pi ... .pi))
-        let back = Quaternion<Double>(angle: -random.uniform(in: 0...50) * .pi / 180, axis: SIMD3(1, 0, 0))
-        return Attitude(quaternion: portrait.quaternion * back)
     }
 }

@@ -182,7 +182,7 @@ public struct LabelledSegment: Hashable, Sendable, CustomStringConvertible {
     public var eventTime: Double? {
         switch segment.motion {
         case .tap(_, _, let width): start + Segment.tapOffset + width / 2
-        case .setDown: start + segment.loweringDuration + Segment.setDownImpactWidth / 2
+        case .setDown: start + model.lowering + Segment.setDownImpactWidth / 2
         default: nil
         }
     }

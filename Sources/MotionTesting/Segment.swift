@@ -8,7 +8,7 @@ public import MotionCore
 ///
 /// Motions and the user acceleration they produce (g, Core Motion's sign, in the device frame):
 /// - ``hold(_:)``: still.
-/// - ``rotate(to:duration:)``, ``tilt(by:about:duration:)``: slerp with quintic smoothstep easing, so rotation
+/// - ``rotate(to:duration:)``, ``rotate(toGravity:duration:)``, ``tilt(by:about:duration:)``: slerp with quintic smoothstep easing, so rotation
 ///   rate and angular acceleration are continuous and zero at both ends; no translation.
 /// - ``slowRotation(by:about:duration:)``: a constant-rate turn with smooth ramps over the first and last 20 %.
 /// - ``shake(axis:frequency:amplitude:duration:)``: `amplitude · sin(2π f t)` along a device axis, tapered over
@@ -18,17 +18,33 @@ public import MotionCore
 ///   twice the width (no net velocity change).
 /// - ``vibration(duration:amplitude:frequency:axis:)``: a motor tone plus broadband noise, point-sampled, so it
 ///   aliases as a real accelerometer's output does.
-/// - ``setDown(onto:bump:duration:)``: lowered onto a table while turning to the final attitude, then an impact.
+/// - ``setDown(onto:bump:duration:)``: lowered onto a table while turning to the final attitude, then an
+///   impact.
 public struct Segment: Hashable, Sendable, CustomStringConvertible {
     enum Motion: Hashable, Sendable {
         case hold
-        case rotate(to: Attitude)
+        case rotate(to: Target)
         case turn(angle: Double, axis: RotationAxis, easing: Easing, name: String)
         case shake(axis: DeviceAxis, frequency: Double, amplitude: Double)
         case gait(Gait)
         case tap(axis: DeviceAxis, peak: Double, width: Double)
         case vibration(frequency: Double, amplitude: Double, axis: DeviceAxis)
-        case setDown(onto: Attitude, bump: Double)
+        case setDown(onto: Target, bump: Double)
+    }
+
+    /// Where a rotation ends: a given attitude, or the smallest turn that makes gravity read a given direction.
+    enum Target: Hashable, Sendable {
+        case attitude(Attitude)
+        /// A unit vector in the device frame.
+        case gravity(SIMD3<Double>)
+
+        /// The nearest named orientation to the target's gravity, and the angle from it.
+        var nearestOrientation: (orientation: NamedOrientation, angle: Double) {
+            switch self {
+            case .attitude(let attitude): NamedOrientation.nearest(to: attitude)
+            case .gravity(let gravity): NamedOrientation.nearest(toGravity: Acceleration(gravity))
+            }
+        }
     }
 
     /// How a rotation progresses from 0 to 1.
@@ -58,12 +74,34 @@ public struct Segment: Hashable, Sendable, CustomStringConvertible {
 
     /// Turns smoothly from the current attitude to `attitude` along the shortest path.
     public static func rotate(to attitude: Attitude, duration: Double = 1) -> Segment {
-        Segment(.rotate(to: attitude), duration: duration)
+        Segment(.rotate(to: .attitude(attitude)), duration: duration)
     }
 
     /// Turns smoothly from the current attitude to a named orientation at `heading` radians.
-    public static func rotate(to orientation: NamedOrientation, heading: Double = 0, duration: Double = 1) -> Segment {
+    public static func rotate(to orientation: NamedOrientation, heading: Double, duration: Double = 1) -> Segment {
         rotate(to: orientation.attitude(heading: heading), duration: duration)
+    }
+
+    /// Turns smoothly, by the smallest rotation, until a device at rest reads `gravity` (its direction; the
+    /// length is ignored). The turn is about the axis perpendicular to the old and new gravity, so the heading
+    /// changes as little as possible; a half turn goes about the device's z axis when it can (the screen keeps
+    /// facing the user), else about x.
+    ///
+    /// - Precondition: `gravity` is finite and not zero.
+    public static func rotate(toGravity gravity: Acceleration, duration: Double = 1) -> Segment {
+        Segment(.rotate(to: .gravity(unitGravity(gravity))), duration: duration)
+    }
+
+    /// Turns smoothly, by the smallest rotation, into a named orientation (see ``rotate(toGravity:duration:)``).
+    public static func rotate(to orientation: NamedOrientation, duration: Double = 1) -> Segment {
+        rotate(toGravity: orientation.gravity, duration: duration)
+    }
+
+    static func unitGravity(_ gravity: Acceleration) -> SIMD3<Double> {
+        let g = gravity.vector
+        let length = (g * g).sum().squareRoot()
+        precondition(length > 0 && length.isFinite, "the target gravity must be finite and not zero")
+        return g / length
     }
 
     /// Tilts by `angle` radians about a device axis (right-hand rule), with smooth easing.
@@ -146,33 +184,40 @@ public struct Segment: Hashable, Sendable, CustomStringConvertible {
         return Segment(.vibration(frequency: frequency, amplitude: amplitude, axis: axis), duration: duration)
     }
 
-    /// Sets the device down on a table: over the first `min(0.6 s, duration / 2)` it is lowered (about 5 cm)
-    /// while turning smoothly to `attitude`, then it lands with an upward deceleration pulse of `bump` g peak
-    /// lasting 30 ms, and rests.
-    public static func setDown(onto attitude: Attitude = .identity, bump: Double = 1, duration: Double = 1.2)
-        -> Segment
-    {
-        precondition(bump >= 0 && bump.isFinite, "the set-down bump must be finite and not negative")
-        precondition(duration >= 0.2, "a set-down segment must last at least 0.2 s")
-        return Segment(.setDown(onto: attitude, bump: bump), duration: duration)
+    /// Sets the device down on a table: it is lowered (a few centimetres) while turning smoothly to
+    /// `attitude`, lands with an upward deceleration pulse of `bump` g peak lasting 30 ms, and rests.
+    ///
+    /// The lowering takes `0.4 s + 0.6 s × (turn angle / π)`, at most half the segment; the impact follows.
+    public static func setDown(onto attitude: Attitude, bump: Double = 1, duration: Double = 1.5) -> Segment {
+        setDown(.attitude(attitude), bump: bump, duration: duration)
     }
 
     /// Sets the device down in a named orientation (``NamedOrientation/faceUp`` or ``NamedOrientation/faceDown``
-    /// on a table) at `heading` radians.
+    /// on a table), turning by the smallest rotation that gets there (see ``rotate(toGravity:duration:)``).
+    public static func setDown(onto orientation: NamedOrientation = .faceUp, bump: Double = 1, duration: Double = 1.5)
+        -> Segment
+    {
+        setDown(.gravity(orientation.gravity.vector), bump: bump, duration: duration)
+    }
+
+    /// Sets the device down in a named orientation at `heading` radians.
     public static func setDown(
         onto orientation: NamedOrientation,
-        heading: Double = 0,
+        heading: Double,
         bump: Double = 1,
-        duration: Double = 1.2
+        duration: Double = 1.5
     ) -> Segment {
         setDown(onto: orientation.attitude(heading: heading), bump: bump, duration: duration)
     }
 
+    private static func setDown(_ target: Target, bump: Double, duration: Double) -> Segment {
+        precondition(bump >= 0 && bump.isFinite, "the set-down bump must be finite and not negative")
+        precondition(duration >= 0.2, "a set-down segment must last at least 0.2 s")
+        return Segment(.setDown(onto: target, bump: bump), duration: duration)
+    }
+
     /// The width of a set-down's impact pulse, in seconds.
     static let setDownImpactWidth = 0.03
-
-    /// The length of a set-down's lowering phase, in seconds.
-    var loweringDuration: Double { min(0.6, duration / 2) }
 
     // MARK: Description
 
@@ -203,7 +248,7 @@ public struct Segment: Hashable, Sendable, CustomStringConvertible {
         case .hold:
             parameters = ""
         case .rotate(let target):
-            let (orientation, angle) = NamedOrientation.nearest(to: target)
+            let (orientation, angle) = target.nearestOrientation
             parameters = " to=\(orientation)+\(degrees(angle))"
         case .turn(let angle, let axis, _, _):
             parameters = " angle=\(degrees(angle)) axis=\(axis)"
@@ -216,7 +261,7 @@ public struct Segment: Hashable, Sendable, CustomStringConvertible {
         case .vibration(let frequency, let amplitude, let axis):
             parameters = " axis=\(axis) frequency=\(fixed(frequency, 1))Hz amplitude=\(fixed(amplitude, 3))g"
         case .setDown(let target, let bump):
-            let (orientation, angle) = NamedOrientation.nearest(to: target)
+            let (orientation, angle) = target.nearestOrientation
             parameters = " onto=\(orientation)+\(degrees(angle)) bump=\(fixed(bump, 3))g"
         }
         return kind + parameters + " duration=\(fixed(duration, 3))s"

@@ -92,6 +92,33 @@ struct PhysicsTests {
         (.x, 2, 0.5), (.y, 5, 1.5), (.z, 8, 3), (.x, 6.5, 2.2), (.y, 3, 0.8), (.z, 4, 1),
     ]
 
+    @Test("Gravity targets turn by the smallest rotation")
+    func rotateToGravity() {
+        var scenario = Scenario(name: "gravity", start: .portrait, heading: 0.9)
+        let wanted = Acceleration(x: 0.3, y: -0.5, z: -0.6)
+        let unit = wanted.vector / length(wanted.vector)
+        scenario.append(.rotate(to: .portraitUpsideDown))
+        scenario.append(.rotate(toGravity: wanted, duration: 0.7))
+        scenario.append(.setDown(onto: .faceUp))
+        let s = scenario.segments
+        // A half turn from portrait to upside down goes about the screen normal: the screen keeps facing the
+        // same way.
+        #expect(maxDifference(s[0].endAttitude.gravity.vector, SIMD3(0, 1, 0)) < 1e-12)
+        #expect(abs(s[0].endAttitude.angle(to: s[0].startAttitude) - .pi) < 1e-9)
+        let screenBefore = s[0].startAttitude.quaternion.act(on: SIMD3(0, 0, 1))
+        let screenAfter = s[0].endAttitude.quaternion.act(on: SIMD3(0, 0, 1))
+        #expect(maxDifference(screenBefore, screenAfter) < 1e-9)
+        // Any direction: ends reading it, having turned exactly the angle between the two gravity directions.
+        #expect(maxDifference(s[1].endAttitude.gravity.vector, unit) < 1e-12)
+        let between = angleBetween(unit, SIMD3(0, 1, 0))
+        #expect(abs(s[1].endAttitude.angle(to: s[1].startAttitude) - between) < 1e-9)
+        // A set-down onto a named orientation lays the device flat by the smallest turn too.
+        #expect(maxDifference(s[2].endAttitude.gravity.vector, SIMD3(0, 0, -1)) < 1e-12)
+        let flatten = angleBetween(unit, SIMD3(0, 0, -1))
+        #expect(abs(s[2].endAttitude.angle(to: s[2].startAttitude) - flatten) < 1e-9)
+        #expect(s[1].segment.description == "rotate to=faceUp+44.2deg duration=0.700s")
+    }
+
     @Test("A shake has the requested axis, frequency and peak amplitude", arguments: shakeCases)
     func shake(axis: DeviceAxis, frequency: Double, amplitude: Double) throws {
         var scenario = Scenario(name: "shake", start: .landscapeLeft, heading: 2)

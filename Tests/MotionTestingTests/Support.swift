@@ -1,3 +1,4 @@
+import Foundation
 import MotionCore
 import MotionTesting
 
@@ -14,6 +15,12 @@ func frames(_ scenario: Scenario, _ options: SimulationOptions = SimulationOptio
 func length(_ v: SIMD3<Double>) -> Double { (v * v).sum().squareRoot() }
 
 func dot(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double { (a * b).sum() }
+
+/// The angle between two non-zero vectors, in radians.
+func angleBetween(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double {
+    let c = SIMD3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x)
+    return atan2(length(c), dot(a, b))
+}
 
 func mean(_ vectors: [SIMD3<Double>]) -> SIMD3<Double> {
     vectors.reduce(SIMD3<Double>.zero, +) / Double(max(vectors.count, 1))
