@@ -1,8 +1,9 @@
 /// How a device carried by a walking or running person moves: a vertical bounce at the step frequency, a sideways
 /// sway at half of it, a forward surge, and a small attitude wobble.
 ///
-/// Amplitudes are peaks of the user acceleration in g; the forward direction is where the back of the device
-/// points (or its top, when it is carried nearly flat).
+/// Amplitudes are peaks of the user acceleration in g; each component is a cosine of the step phase, so its
+/// velocity swings around zero (the walker's steady forward speed is not modelled: no sensor sees it). The
+/// forward direction is where the back of the device points (or its top, when it is carried nearly flat).
 public struct Gait: Hashable, Sendable, CustomStringConvertible {
     /// `walking` or `running`: the segment kind the gait labels.
     public var name: String

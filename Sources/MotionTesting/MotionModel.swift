@@ -166,8 +166,9 @@ struct SegmentModel: Hashable, Sendable {
         case .hold, .rotate, .turn:
             return .zero
         case .shake(let axis, let frequency, let amplitude):
-            let envelope = taper(t, ramp: min(0.25 / frequency, length / 2), length: length)
-            return amplitude * envelope * Double.sin(2 * Double.pi * frequency * t) * axis.unitVector
+            // Kinematic acceleration −amplitude·g·cos(ωt): velocity −(amplitude·g/ω)·sin(ωt) is zero at t = 0
+            // and at the end (a whole number of strokes).
+            return amplitude * Double.cos(2 * Double.pi * frequency * t) * axis.unitVector
         case .tap(let axis, let peak, let width):
             let s = t - Segment.tapOffset
             let value: Double
@@ -185,9 +186,10 @@ struct SegmentModel: Hashable, Sendable {
         case .gait(let gait):
             let envelope = taper(t, ramp: min(0.5, length / 4), length: length)
             let phase = 2 * Double.pi * gait.cadence * t
-            let vertical = gait.bounce * (Double.sin(phase) + 0.25 * Double.sin(2 * phase + 0.7))
-            let sideways = gait.sway * Double.sin(phase / 2)
-            let forwards = gait.surge * Double.cos(phase)
+            // Cosines, so each velocity component swings around zero instead of drifting.
+            let vertical = gait.bounce * (Double.cos(phase) + 0.25 * Double.cos(2 * phase))
+            let sideways = gait.sway * Double.cos(phase / 2)
+            let forwards = gait.surge * Double.cos(phase + 0.5)
             let inReference = envelope * (SIMD3(0, 0, vertical) + sideways * left + forwards * forward)
             return attitude.conjugate.act(on: inReference)
         case .setDown(_, let bump):

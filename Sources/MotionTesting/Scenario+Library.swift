@@ -40,7 +40,7 @@ extension Scenario {
                 axis: axis,
                 frequency: frequency,
                 amplitude: random.uniform(in: 1...2.5),
-                duration: max(random.uniform(in: 1...2), 1 / frequency)
+                duration: random.uniform(in: 1...2)
             )
         }
         var scenario = Scenario(name: "shakeSequence", seed: seed, start: .portrait)
@@ -82,8 +82,8 @@ extension Scenario {
     ///
     /// It starts still in a random orientation (tilted up to 11°, any heading) and alternates `segmentCount`
     /// events with holds of 0.5–1.5 s. Events are drawn with these weights:
-    /// - 30 % shakes on a random axis: 2–8 Hz, 0.5–3 g, 0.2–3 s (lengthened to at least one full cycle), so each
-    ///   has at least 0.5 s of stillness on both sides;
+    /// - 30 % shakes on a random axis: 2–8 Hz, 0.5–3 g, 0.2–3 s in whole strokes and at least one full cycle,
+    ///   so each has at least 0.5 s of stillness on both sides;
     /// - distractors: walking (10 %) and running (6 %), first turning to a carrying attitude (portrait tilted
     ///   back 0–50°) when needed; taps of 0.5–3 g and 10–30 ms on any axis (10 %); vibrations of 0.05–0.3 g at
     ///   150–200 Hz (8 %); tilts of 10–40° about x or y (8 %); set-downs onto a table, face up or (1 in 5) face
@@ -113,7 +113,10 @@ extension Scenario {
             if pick < 0.30 {
                 let frequency = random.uniform(in: 2...8)
                 let amplitude = random.uniform(in: 0.5...3)
-                let duration = max(random.uniform(in: 0.2...3), 1 / frequency)
+                // Whole strokes within 0.2–3 s: the factory rounds to the nearest stroke (quarter of a cycle away
+                // at most) and to at least one cycle.
+                let stroke = 1 / (2 * frequency)
+                let duration = random.uniform(in: (0.2 + stroke / 2)...(3 - stroke / 2))
                 let axis = DeviceAxis.allCases[random.integer(in: 0...2)]
                 scenario.append(.shake(axis: axis, frequency: frequency, amplitude: amplitude, duration: duration))
             } else if pick < 0.46 {

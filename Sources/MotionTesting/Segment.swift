@@ -11,8 +11,9 @@ public import MotionCore
 /// - ``rotate(to:duration:)``, ``rotate(toGravity:duration:)``, ``tilt(by:about:duration:)``: slerp with quintic smoothstep easing, so rotation
 ///   rate and angular acceleration are continuous and zero at both ends; no translation.
 /// - ``slowRotation(by:about:duration:)``: a constant-rate turn with smooth ramps over the first and last 20 %.
-/// - ``shake(axis:frequency:amplitude:duration:)``: `amplitude · sin(2π f t)` along a device axis, tapered over
-///   a quarter period at each end; the attitude does not change.
+/// - ``shake(axis:frequency:amplitude:duration:)``: `amplitude · cos(2π f t)` along a device axis for a whole
+///   number of strokes, so the device starts and stops at rest at the ends of a stroke, with no drift; the
+///   attitude does not change.
 /// - ``gait(_:duration:)``, ``walking(duration:cadence:)``, ``running(duration:cadence:)``: see ``Gait``.
 /// - ``tap(axis:peak:width:duration:)``: a half-sine impulse followed by a rebound of half the height and
 ///   twice the width (no net velocity change).
@@ -120,17 +121,26 @@ public struct Segment: Hashable, Sendable, CustomStringConvertible {
         )
     }
 
-    /// Shakes along a device axis: user acceleration `amplitude · sin(2π · frequency · t)` g.
+    /// Shakes along a device axis: user acceleration `amplitude · cos(2π · frequency · t)` g.
+    ///
+    /// The device starts at rest at one end of a stroke (half a cycle) and the duration is rounded to a whole
+    /// number of strokes, at least two (one cycle), so it also stops at rest; the velocity swings around zero and
+    /// the displacement stays within `amplitude · 9.80665 m/s² / (2π f)²` of the middle.
     ///
     /// - Parameters:
     ///   - axis: The device axis of the motion.
     ///   - frequency: Back-and-forth cycles per second, in Hz.
     ///   - amplitude: Peak user acceleration, in g.
-    ///   - duration: Seconds.
+    ///   - duration: Seconds, before rounding to whole strokes.
     public static func shake(axis: DeviceAxis, frequency: Double, amplitude: Double, duration: Double) -> Segment {
         precondition(frequency > 0 && frequency.isFinite, "the shake frequency must be positive")
         precondition(amplitude >= 0 && amplitude.isFinite, "the shake amplitude must be finite and not negative")
-        return Segment(.shake(axis: axis, frequency: frequency, amplitude: amplitude), duration: duration)
+        precondition(duration > 0 && duration.isFinite, "a segment's duration must be a positive number of seconds")
+        let strokes = max(2, (2 * frequency * duration).rounded())
+        return Segment(
+            .shake(axis: axis, frequency: frequency, amplitude: amplitude),
+            duration: strokes / (2 * frequency)
+        )
     }
 
     /// Walks or runs with `gait`, carrying the device in its current attitude.

@@ -158,6 +158,68 @@ struct PhysicsTests {
         #expect(abs(Double(crossings.count) - 2 * frequency * (3 - 2 * margin)) <= 2)
     }
 
+    @Test("Shakes, taps and set-downs start and end at rest, with bounded displacement")
+    func noDrift() throws {
+        var scenario = Scenario(name: "drift", start: .portrait, heading: 0.3)
+        scenario.append(.hold(0.5))
+        scenario.append(.shake(axis: .x, frequency: 4, amplitude: 2, duration: 1.3))
+        scenario.append(.hold(0.5))
+        scenario.append(.shake(axis: .z, frequency: 3, amplitude: 1, duration: 0.9))
+        scenario.append(.hold(0.5))
+        scenario.append(.tap(axis: .y, peak: 2, width: 0.02))
+        scenario.append(.hold(0.5))
+        scenario.append(.setDown(onto: .faceUp, bump: 1.2))
+        scenario.append(.hold(0.5))
+        // Durations round to whole strokes: 10.4 → 10 strokes of 1/8 s, 5.4 → 5 strokes of 1/6 s.
+        #expect(scenario.segments[1].duration == 1.25)
+        #expect(abs(scenario.segments[3].duration - 5.0 / 6) < 1e-15)
+
+        let rate = 4000.0
+        let all = try frames(scenario, .noiseless(rate: rate))
+        // Kinematic acceleration in the reference frame, m/s²: minus the user acceleration (Core Motion's sign).
+        let kinematic = all.map { -Acceleration.standardGravity * $0.attitude.quaternion.act(on: $0.userAcceleration.vector) }
+        var velocity = SIMD3<Double>.zero
+        var position = SIMD3<Double>.zero
+        var velocities: [SIMD3<Double>] = [.zero]
+        var positions: [SIMD3<Double>] = [.zero]
+        for i in 1..<all.count {
+            // Trapezoids within a segment; across a boundary each side's value holds up to the boundary (a
+            // shake's acceleration steps between 0 and its peak there).
+            let (t0, t1) = (all[i - 1].sample.timestamp, all[i].sample.timestamp)
+            if all[i - 1].segmentIndex == all[i].segmentIndex {
+                velocity += (kinematic[i - 1] + kinematic[i]) / 2 * (t1 - t0)
+            } else {
+                let boundary = scenario.segments[all[i].segmentIndex].start
+                velocity += kinematic[i - 1] * (boundary - t0) + kinematic[i] * (t1 - boundary)
+            }
+            position += velocity / rate
+            velocities.append(velocity)
+            positions.append(position)
+        }
+        for label in scenario.segments where label.kind == "hold" {
+            let inside = all.indices.filter { label.contains(all[$0].sample.timestamp) }
+            for i in inside { #expect(length(velocities[i]) < 1e-3, "at rest during \(label)") }
+        }
+        for label in scenario.segments where label.isShake {
+            let omega = 2 * Double.pi * label.shakeFrequency!
+            let peakSpeed = label.shakeAmplitude! * Acceleration.standardGravity / omega
+            let inside = all.indices.filter { label.contains(all[$0].sample.timestamp) }
+            let speeds = inside.map { length(velocities[$0]) }
+            #expect(abs(speeds.max()! - peakSpeed) / peakSpeed < 0.01)
+            let start = positions[inside.first!]
+            let excursion = inside.map { length(positions[$0] - start) }.max()!
+            #expect(abs(excursion - 2 * peakSpeed / omega) / (2 * peakSpeed / omega) < 0.02)
+        }
+        // The set-down lowers the device by ½ · landing speed · lowering time: a few centimetres.
+        let drop = -positions.last!.z
+        #expect(drop > 0.01 && drop < 0.1)
+        // The x shake (10 strokes) returns to where it started; the z shake (5 strokes) ends at the far end of
+        // its stroke, 2 · amplitude · g / ω² away, horizontally.
+        let horizontal = length(SIMD3(positions.last!.x, positions.last!.y, 0))
+        let stroke = 2 * 1 * Acceleration.standardGravity / ((2 * Double.pi * 3) * (2 * Double.pi * 3))
+        #expect(abs(horizontal - stroke) / stroke < 0.02)
+    }
+
     static let gaits: [(Gait, Double)] = [
         (.walking(cadence: 1.6), 0.2), (.walking, 0.2), (.walking(cadence: 2.2), 0.2), (.running, 0.9),
     ]

@@ -106,7 +106,10 @@ struct ScenarioTests {
                 let f = segment.shakeFrequency!
                 #expect((2...8).contains(f))
                 #expect((0.5...3).contains(segment.shakeAmplitude!))
-                #expect(segment.duration >= 0.2 && segment.duration <= 3 && segment.duration >= 1 / f - 1e-12)
+                #expect(segment.duration >= 0.2 - 1e-12 && segment.duration <= 3 + 1e-12)
+                #expect(segment.duration >= 1 / f - 1e-12, "at least one full cycle")
+                let strokes = segment.duration * 2 * f
+                #expect(abs(strokes - strokes.rounded()) < 1e-9, "a whole number of strokes")
                 // Stillness of at least 0.5 s on both sides, so events are separable.
                 let before = segments[segment.index - 1]
                 let after = segments[segment.index + 1]
