@@ -23,7 +23,8 @@ extension Scenario {
     public static func orientationSweep(hold: Double = 2, transition: Double = 1) -> Scenario {
         var scenario = Scenario(name: "orientationSweep", start: .portrait)
         scenario.append(.hold(hold))
-        for orientation: NamedOrientation in [.landscapeLeft, .landscapeRight, .portraitUpsideDown, .faceUp, .faceDown] {
+        let sequence: [NamedOrientation] = [.landscapeLeft, .landscapeRight, .portraitUpsideDown, .faceUp, .faceDown]
+        for orientation in sequence {
             scenario.hold(orientation, for: hold, transition: transition)
         }
         return scenario
@@ -170,7 +171,8 @@ extension Scenario {
                 )
             } else {
                 let orientation = NamedOrientation.allCases[random.integer(in: 0...5)]
-                let gravity = tilted(orientation.gravity.vector, by: random.uniform(in: 0...42) * .pi / 180, random: &random)
+                let offset = random.uniform(in: 0...42) * .pi / 180
+                let gravity = tilted(orientation.gravity.vector, by: offset, random: &random)
                 turn(&scenario, toGravity: gravity, random: &random)
                 scenario.append(.hold(random.uniform(in: 1...3)))
             }
@@ -181,7 +183,9 @@ extension Scenario {
 
     /// Appends the smallest turn that makes the device read `gravity`, lasting 0.5 s + 1 s per half turn + up
     /// to 0.5 s, so rotation rates stay human (below about 4 rad/s).
-    private static func turn(_ scenario: inout Scenario, toGravity gravity: SIMD3<Double>, random: inout SeededGenerator) {
+    private static func turn(
+        _ scenario: inout Scenario, toGravity gravity: SIMD3<Double>, random: inout SeededGenerator
+    ) {
         let turnAngle = angle(scenario.finalAttitude.gravity.vector, gravity)
         let duration = 0.5 + turnAngle / .pi + random.uniform(in: 0...0.5)
         scenario.append(.rotate(toGravity: Acceleration(gravity), duration: duration))
@@ -201,7 +205,11 @@ extension Scenario {
     }
 
     /// The unit vector `gravity` turned by `angle` towards a random perpendicular direction.
-    private static func tilted(_ gravity: SIMD3<Double>, by angle: Double, random: inout SeededGenerator) -> SIMD3<Double> {
+    private static func tilted(
+        _ gravity: SIMD3<Double>,
+        by angle: Double,
+        random: inout SeededGenerator
+    ) -> SIMD3<Double> {
         let helper: SIMD3<Double> = abs(gravity.z) < 0.9 ? SIMD3(0, 0, 1) : SIMD3(1, 0, 0)
         var e1 = cross(gravity, helper)
         e1 /= (e1 * e1).sum().squareRoot()

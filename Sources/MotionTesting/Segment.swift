@@ -8,8 +8,9 @@ public import MotionCore
 ///
 /// Motions and the user acceleration they produce (g, Core Motion's sign, in the device frame):
 /// - ``hold(_:)``: still.
-/// - ``rotate(to:duration:)``, ``rotate(toGravity:duration:)``, ``tilt(by:about:duration:)``: slerp with quintic smoothstep easing, so rotation
-///   rate and angular acceleration are continuous and zero at both ends; no translation.
+/// - ``rotate(to:duration:)``, ``rotate(toGravity:duration:)``, ``tilt(by:about:duration:)``: slerp with
+///   quintic smoothstep easing, so rotation rate and angular acceleration are continuous and zero at both ends;
+///   no translation.
 /// - ``slowRotation(by:about:duration:)``: a constant-rate turn with smooth ramps over the first and last 20 %.
 /// - ``shake(axis:frequency:amplitude:duration:)``: `amplitude · cos(2π f t)` along a device axis for a whole
 ///   number of strokes, so the device starts and stops at rest at the ends of a stroke, with no drift; the
@@ -113,7 +114,8 @@ public struct Segment: Hashable, Sendable, CustomStringConvertible {
 
     /// Turns by `angle` radians (any size, several turns allowed) about `axis` at a constant rate, ramping the
     /// rate up and down smoothly over the first and last 20 % of the segment.
-    public static func slowRotation(by angle: Double, about axis: RotationAxis = .vertical, duration: Double) -> Segment {
+    public static func slowRotation(by angle: Double, about axis: RotationAxis = .vertical, duration: Double) -> Segment
+    {
         precondition(angle.isFinite, "the rotation angle must be finite")
         return Segment(
             .turn(angle: angle, axis: axis, easing: .ramped(fraction: 0.2), name: "slowRotation"),

@@ -65,7 +65,9 @@ public struct SimulationOptions: Hashable, Sendable {
         func check(_ condition: Bool, _ message: String) throws(MotionError) {
             if !condition { throw MotionError(.invalidArgument, message) }
         }
-        try check(rate > 0 && rate.isFinite && rate <= 1_000_000, "The sample rate must be between 0 and 1 MHz (got \(rate)).")
+        try check(
+            rate > 0 && rate.isFinite && rate <= 1_000_000, "The sample rate must be between 0 and 1 MHz (got \(rate))."
+        )
         try check(!sensors.isEmpty, "Choose at least one sensor to simulate.")
         try check(accelerometerNoise >= 0 && accelerometerNoise.isFinite, "The accelerometer noise must be ≥ 0 g.")
         try check(gyroscopeNoise >= 0 && gyroscopeNoise.isFinite, "The gyroscope noise must be ≥ 0 rad/s.")

@@ -49,7 +49,9 @@ struct OrientationTests {
         #expect(maxDifference(landscape.act(on: SIMD3(0, 1, 0)), -portrait.act(on: SIMD3(1, 0, 0))) < 1e-12)
     }
 
-    @Test("At rest, the mean accelerometer reading equals the orientation's gravity within noise", arguments: expectedReadings)
+    @Test(
+        "At rest, the mean accelerometer reading equals the orientation's gravity within noise",
+        arguments: expectedReadings)
     func restingReading(orientation: NamedOrientation, reading: SIMD3<Double>) throws {
         var scenario = Scenario(name: "rest", start: orientation, heading: 0.7)
         scenario.append(.hold(3))
@@ -74,7 +76,8 @@ struct OrientationTests {
         #expect(nearest.orientation == .faceUp)
         #expect(abs(nearest.angle - 0.6) < 1e-9)
         let pastBoundary = Quaternion<Double>(angle: 0.9, axis: SIMD3(1, 0, 0))
-        let other = NamedOrientation.nearest(to: Attitude(quaternion: pastBoundary * NamedOrientation.faceUp.attitude.quaternion))
+        let other = NamedOrientation.nearest(
+            to: Attitude(quaternion: pastBoundary * NamedOrientation.faceUp.attitude.quaternion))
         #expect(other.orientation != .faceUp)
         #expect(abs(other.angle - (.pi / 2 - 0.9)) < 1e-9)
     }

@@ -36,7 +36,8 @@ struct PhysicsTests {
         #expect(steps.max()! < 0.2 * (rates.map(length).max()!))
     }
 
-    @Test("Integrating the gyroscope through whole scenarios tracks the true attitude", arguments: [0, 1, 2] as [UInt64])
+    @Test(
+        "Integrating the gyroscope through whole scenarios tracks the true attitude", arguments: [0, 1, 2] as [UInt64])
     func gyroIntegrationThroughScenario(seed: UInt64) throws {
         let scenario = Scenario.random(seed: seed, segmentCount: 12)
         let all = try frames(scenario, .noiseless(rate: 100))
@@ -177,7 +178,9 @@ struct PhysicsTests {
         let rate = 4000.0
         let all = try frames(scenario, .noiseless(rate: rate))
         // Kinematic acceleration in the reference frame, m/s²: minus the user acceleration (Core Motion's sign).
-        let kinematic = all.map { -Acceleration.standardGravity * $0.attitude.quaternion.act(on: $0.userAcceleration.vector) }
+        let kinematic = all.map {
+            -Acceleration.standardGravity * $0.attitude.quaternion.act(on: $0.userAcceleration.vector)
+        }
         var velocity = SIMD3<Double>.zero
         var position = SIMD3<Double>.zero
         var velocities: [SIMD3<Double>] = [.zero]

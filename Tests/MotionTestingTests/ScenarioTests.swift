@@ -54,9 +54,10 @@ struct ScenarioTests {
     func orientationSweep() throws {
         let scenario = Scenario.orientationSweep(hold: 1.5, transition: 0.8)
         let holds = scenario.segments.filter { $0.kind == "hold" }
-        #expect(holds.map(\.expectedOrientation) == [
-            .portrait, .landscapeLeft, .landscapeRight, .portraitUpsideDown, .faceUp, .faceDown,
-        ])
+        #expect(
+            holds.map(\.expectedOrientation) == [
+                .portrait, .landscapeLeft, .landscapeRight, .portraitUpsideDown, .faceUp, .faceDown,
+            ])
         #expect(holds.allSatisfy { $0.orientationOffset! < 1e-6 && $0.duration == 1.5 })
         #expect(scenario.segments.filter { $0.kind == "rotate" }.count == 5)
         #expect(abs(scenario.duration - (6 * 1.5 + 5 * 0.8)) < 1e-9)
@@ -144,11 +145,12 @@ struct ScenarioTests {
         scenario.hold(.landscapeRight, for: 2, transition: 0.5)
         scenario.append(.shake(axis: .y, frequency: 4, amplitude: 1.25, duration: 1))
         #expect(scenario.segments.map(\.kind) == ["hold", "rotate", "hold", "shake"])
-        #expect(scenario.segments.map(\.description) == [
-            "0.000-1.000 hold duration=1.000s orientation=portrait+0.0deg",
-            "1.000-1.500 rotate to=landscapeRight+0.0deg duration=0.500s",
-            "1.500-3.500 hold duration=2.000s orientation=landscapeRight+0.0deg",
-            "3.500-4.500 shake axis=y frequency=4.000Hz amplitude=1.250g duration=1.000s orientation=landscapeRight+0.0deg",
-        ])
+        #expect(
+            scenario.segments.map(\.description) == [
+                "0.000-1.000 hold duration=1.000s orientation=portrait+0.0deg",
+                "1.000-1.500 rotate to=landscapeRight+0.0deg duration=0.500s",
+                "1.500-3.500 hold duration=2.000s orientation=landscapeRight+0.0deg",
+                "3.500-4.500 shake axis=y frequency=4.000Hz amplitude=1.250g duration=1.000s orientation=landscapeRight+0.0deg",
+            ])
     }
 }

@@ -21,7 +21,8 @@ struct SimulationTests {
         // Different noise, same underlying motion: outside the vibration (whose broadband part is random too),
         // the readings differ by sensor noise only.
         let vibrating = try #require(scenario.segments.first { $0.kind == "vibration" })
-        let worst = zip(a, c).filter { !vibrating.contains($0.0.timestamp) }
+        let worst =
+            zip(a, c).filter { !vibrating.contains($0.0.timestamp) }
             .map { maxDifference($0.acceleration!.vector, $1.acceleration!.vector) }.max() ?? 0
         #expect(worst > 0 && worst < 0.05)
         // Library scenarios themselves are deterministic in their seed.
