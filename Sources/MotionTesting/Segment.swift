@@ -8,9 +8,9 @@ public import MotionCore
 ///
 /// Motions and the user acceleration they produce (g, Core Motion's sign, in the device frame):
 /// - ``hold(_:)``: still.
-/// - ``rotate(to:duration:)``, ``rotate(toGravity:duration:)``, ``tilt(by:about:duration:)``: slerp with
-///   quintic smoothstep easing, so rotation rate and angular acceleration are continuous and zero at both ends;
-///   no translation.
+/// - ``rotate(to:duration:)-(Attitude,_)``, ``rotate(toGravity:duration:)``,
+///   ``tilt(by:about:duration:)``: slerp with quintic smoothstep easing, so rotation rate and angular
+///   acceleration are continuous and zero at both ends; no translation.
 /// - ``slowRotation(by:about:duration:)``: a constant-rate turn with smooth ramps over the first and last 20 %.
 /// - ``shake(axis:frequency:amplitude:duration:)``: `amplitude · cos(2π f t)` along a device axis for a whole
 ///   number of strokes, so the device starts and stops at rest at the ends of a stroke, with no drift; the
@@ -20,8 +20,8 @@ public import MotionCore
 ///   twice the width (no net velocity change).
 /// - ``vibration(duration:amplitude:frequency:axis:)``: a motor tone plus broadband noise, point-sampled, so it
 ///   aliases as a real accelerometer's output does.
-/// - ``setDown(onto:bump:duration:)``: lowered onto a table while turning to the final attitude, then an
-///   impact.
+/// - ``setDown(onto:bump:duration:)-(Attitude,_,_)``: lowered onto a table while turning to the final
+///   attitude, then an impact.
 public struct Segment: Hashable, Sendable, CustomStringConvertible {
     enum Motion: Hashable, Sendable {
         case hold

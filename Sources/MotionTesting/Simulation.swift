@@ -60,7 +60,7 @@ public struct SimulationOptions: Hashable, Sendable {
 
     /// Checks that every value is in range.
     ///
-    /// - Throws: ``MotionError`` with code `invalidArgument` naming the bad option.
+    /// - Throws: `MotionError` with code `invalidArgument` naming the bad option.
     public func validate() throws(MotionError) {
         func check(_ condition: Bool, _ message: String) throws(MotionError) {
             if !condition { throw MotionError(.invalidArgument, message) }
@@ -101,7 +101,7 @@ public struct SimulatedFrame: Hashable, Sendable {
     public var segmentIndex: Int
 }
 
-/// A deterministic, seeded stream of simulated ``MotionSample``s for a ``Scenario``.
+/// A deterministic, seeded stream of simulated `MotionSample` values for a ``Scenario``.
 ///
 /// Sample `i` is taken at `i / rate` seconds (plus optional jitter) for every instant in [0, duration). The
 /// readings follow Core Motion's conventions:
@@ -123,7 +123,7 @@ public struct Simulation: Sequence, Sendable {
 
     /// Creates a simulation.
     ///
-    /// - Throws: ``MotionError`` with code `invalidArgument` when an option is out of range (see
+    /// - Throws: `MotionError` with code `invalidArgument` when an option is out of range (see
     ///   ``SimulationOptions/validate()``) or the scenario is empty.
     public init(scenario: Scenario, options: SimulationOptions = SimulationOptions()) throws(MotionError) {
         try options.validate()
