@@ -1,0 +1,113 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import MotionCore
+
+/// The few system calls the trace reader and writer make, each returning `Result<_, SystemErrno>`.
+///
+/// `EINTR` is retried in exactly one place, ``retryingInterrupts(_:)``; every call below goes through it.
+enum SystemCall {
+    /// Calls `body` until it does not fail with `EINTR`; a negative result becomes the current `errno`.
+    ///
+    /// Reads `errno` immediately after the call, before anything else can overwrite it.
+    static func retryingInterrupts<Value: FixedWidthInteger>(_ body: () -> Value) -> Result<Value, SystemErrno> {
+        while true {
+            let result = body()
+            if result >= 0 { return .success(result) }
+            let code = errno
+            if code == EINTR { continue }
+            return .failure(SystemErrno(code))
+        }
+    }
+
+    /// Opens `path` for reading (`open(2)` with `O_RDONLY | O_CLOEXEC`).
+    static func openForReading(_ path: String) -> Result<Int32, SystemErrno> {
+        path.withCString { cPath in retryingInterrupts { open(cPath, O_RDONLY | O_CLOEXEC) } }
+    }
+
+    /// Reads at most `count` bytes into `buffer` (`read(2)`); 0 means end of file.
+    static func read(_ fd: Int32, into buffer: UnsafeMutablePointer<UInt8>, count: Int) -> Result<Int, SystemErrno> {
+        retryingInterrupts {
+            #if canImport(Glibc)
+            Glibc.read(fd, buffer, count)
+            #else
+            Darwin.read(fd, buffer, count)
+            #endif
+        }
+    }
+
+    /// Writes all `count` bytes of `buffer` (`write(2)`), continuing after partial writes and waiting with
+    /// `poll(2)` when a non-blocking descriptor reports `EAGAIN`.
+    static func writeAll(_ fd: Int32, _ buffer: UnsafePointer<UInt8>, count: Int) -> Result<Void, SystemErrno> {
+        var done = 0
+        while done < count {
+            let result = retryingInterrupts {
+                #if canImport(Glibc)
+                Glibc.write(fd, buffer + done, count - done)
+                #else
+                Darwin.write(fd, buffer + done, count - done)
+                #endif
+            }
+            switch result {
+            case .success(let written):
+                done += written
+            case .failure(let error) where error.rawValue == EAGAIN || error.rawValue == EWOULDBLOCK:
+                var request = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                if case .failure(let pollError) = retryingInterrupts({ poll(&request, 1, -1) }) {
+                    return .failure(pollError)
+                }
+            case .failure(let error):
+                return .failure(error)
+            }
+        }
+        return .success(())
+    }
+
+    /// Closes a descriptor this module opened, ignoring errors (`close(2)`; never retried, as Linux frees the
+    /// descriptor even when `close` reports `EINTR`).
+    static func close(_ fd: Int32) {
+        #if canImport(Glibc)
+        _ = Glibc.close(fd)
+        #else
+        _ = Darwin.close(fd)
+        #endif
+    }
+
+    /// `true` when `fd` is an open descriptor (`fcntl(2)` `F_GETFL`).
+    static func isOpen(_ fd: Int32) -> Bool {
+        fd >= 0 && fcntl(fd, F_GETFL) != -1
+    }
+}
+
+extension SystemErrno {
+    /// The error for an `errno` value, with the C library's text for it (`strerror(3)`).
+    init(_ code: Int32) {
+        self.init(rawValue: code, text: String(cString: strerror(code)))
+    }
+}
+
+extension MotionError {
+    /// The error for a failed `open`, `read` or `write` of `name`: `EACCES`/`EPERM` become
+    /// ``MotionError/Code/permissionDenied``, `ENOENT` becomes ``MotionError/Code/noInput``, anything else
+    /// (including `EPIPE`) ``MotionError/Code/ioFailure``, with the `SystemErrno` as the underlying error.
+    static func system(_ error: SystemErrno, _ action: String, _ name: String) -> MotionError {
+        let location = MotionError.Location(file: name)
+        switch error.rawValue {
+        case EACCES, EPERM:
+            return MotionError(
+                .permissionDenied, "cannot \(action) \(name): permission denied; check the file's mode and owner",
+                at: location, underlying: error)
+        case ENOENT:
+            return MotionError(
+                .noInput, "cannot \(action) \(name): no such file; check the path", at: location, underlying: error)
+        case EPIPE:
+            return MotionError(
+                .ioFailure, "cannot \(action) \(name): the reading end of the pipe was closed", at: location,
+                underlying: error)
+        default:
+            return MotionError(.ioFailure, "cannot \(action) \(name): \(error.text)", at: location, underlying: error)
+        }
+    }
+}
