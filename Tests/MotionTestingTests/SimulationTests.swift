@@ -44,6 +44,21 @@ struct SimulationTests {
         #expect(all.allSatisfy { $0.sensors == .all })
     }
 
+    @Test("Gyroscope bias and noise are what the options say")
+    func gyroscopeBiasAndNoise() throws {
+        var scenario = Scenario(name: "still", start: .landscapeRight)
+        scenario.append(.hold(20))
+        let bias = SIMD3<Double>(0.01, -0.02, 0.005)
+        let options = SimulationOptions(seed: 3, gyroscopeNoise: 0.004, gyroscopeBias: bias)
+        let rates = try simulate(scenario, options).map { $0.rotationRate!.vector }
+        #expect(rates.count == 2000)
+        let m = mean(rates)
+        // The mean of 2000 readings with σ = 0.004 rad/s has σ ≈ 0.00009 rad/s.
+        #expect(maxDifference(m, bias) < 0.0005)
+        let variance = rates.map { ($0 - m) * ($0 - m) }.reduce(SIMD3<Double>.zero, +) / Double(rates.count)
+        for axis in 0..<3 { #expect(abs(variance[axis].squareRoot() - 0.004) < 0.0003) }
+    }
+
     @Test("Timestamps are i / rate from 0, strictly increasing, covering [0, duration)", arguments: [50.0, 100, 400])
     func timestamps(rate: Double) throws {
         var scenario = Scenario(name: "t", start: .faceUp)
