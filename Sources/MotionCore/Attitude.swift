@@ -6,7 +6,7 @@ public import RealModule
 /// (see ``AttitudeReferenceFrame``) is right-handed with z pointing up, away from the Earth's centre.
 ///
 /// - ``quaternion`` maps **device to reference**: `v_reference = q · v_device · q*`. At the identity the device
-///   lies flat, face up, its top towards the reference x axis.
+///   lies flat, face up, its right edge (x) towards the reference x axis and its top (y) towards reference y.
 /// - ``rotationMatrix`` maps **reference to device** (Core Motion's `CMRotationMatrix`): `v_device = R · v_reference`.
 ///   It is the transpose of `quaternion.rotationMatrix`. Gravity in the device frame is therefore
 ///   `R · (0, 0, −1)` (``gravity``).
@@ -24,7 +24,8 @@ public struct Attitude: Hashable, Sendable, CustomStringConvertible {
         self.quaternion = quaternion.normalized
     }
 
-    /// The attitude of a device lying flat, face up, with its top towards the reference x axis.
+    /// The attitude of a device lying flat, face up, its right edge towards reference x and its top towards
+    /// reference y: device and reference axes coincide.
     public static let identity = Attitude(quaternion: .identity)
 
     /// Creates an attitude from a reference-to-device rotation matrix (Core Motion's `rotationMatrix`).
