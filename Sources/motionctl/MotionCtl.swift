@@ -1,0 +1,46 @@
+import ArgumentParser
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `motionctl`: stream, record and simulate motion data. See `Docs/CLI.md`.
+@main
+struct MotionCtl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "motionctl",
+        abstract: "Stream, filter and simulate motion data from Linux IIO devices and recorded traces.",
+        discussion: """
+            Units: acceleration in g (Core Motion sign: upright portrait reads y = -1), rotation rate in rad/s,
+            magnetic field in µT, time in seconds. Exit status: 0 success (also after SIGINT/SIGTERM or a closed
+            output pipe), 64 usage, 65 bad input data, 66 no input, 69 device unavailable, 70 internal error,
+            74 I/O error, 77 permission denied. See Docs/CLI.md.
+            """,
+        subcommands: [StreamCommand.self, SimulateCommand.self]
+    )
+
+    /// Parses and runs a command; usage errors become one `motionctl: error: …` line on stderr with status 64.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let status = exitCode(for: error)
+            let message = self.message(for: error)
+            if status == .success {
+                if !message.isEmpty { print(fullMessage(for: error)) }  // --help, --version
+            } else if !message.isEmpty {
+                let names = configuration.subcommands.compactMap { $0.configuration.commandName }
+                let subcommand = arguments.first.flatMap { names.contains($0) ? " \($0)" : nil } ?? ""
+                let oneLine = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+                printToStandardError("motionctl: error: \(oneLine) (see 'motionctl\(subcommand) --help')")
+            }
+            Glibc.exit(status.rawValue)
+        }
+    }
+}

@@ -1,0 +1,42 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Paces a replay like a live device: sample timestamps, divided by a speed factor, are mapped onto
+/// `CLOCK_MONOTONIC` from the first sample on, and each sample waits for its absolute deadline (so waiting errors
+/// do not accumulate). A speed of `nil` (`--speed max`) never waits.
+struct Pacer {
+    let speed: Double?
+    private var origin: (sampleTime: Double, clock: Double)?
+
+    init(speed: Double?) {
+        self.speed = speed
+    }
+
+    /// The `CLOCK_MONOTONIC` time in seconds at which a sample stamped `timestamp` is due, or `nil` when it is due
+    /// now (the first sample, a late one, or no pacing).
+    mutating func deadline(for timestamp: Double) -> Double? {
+        guard let speed else { return nil }
+        let now = Pacer.monotonicNow()
+        guard let origin else {
+            origin = (timestamp, now)
+            return nil
+        }
+        let due = origin.clock + (timestamp - origin.sampleTime) / speed
+        return due > now ? due : nil
+    }
+
+    /// Sleeps until `deadline` (seconds on `CLOCK_MONOTONIC`); returns early when a signal arrives.
+    static func sleep(until deadline: Double) {
+        let seconds = deadline.rounded(.down)
+        var target = timespec(tv_sec: Int(seconds), tv_nsec: Int((deadline - seconds) * 1e9))
+        _ = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &target, nil)
+    }
+
+    /// Seconds on `CLOCK_MONOTONIC`.
+    static func monotonicNow() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+    }
+}

@@ -1,0 +1,171 @@
+import ArgumentParser
+import MotionCore
+import MotionTesting
+import MotionTrace
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `motionctl simulate`: writes a deterministic, seeded synthetic trace.
+struct SimulateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Write a deterministic, seeded synthetic motion trace in the canonical format.",
+        discussion: """
+            Scenarios: orientationSweep (portrait, landscape left/right, upside down, face up/down), shakeSequence
+            (shakes on each axis with walking, taps, tilts, set-down and vibration between them), walking, and
+            random (varied labelled segments drawn from --scenario-seed). The same options always give the same
+            bytes. The trace's metadata lists the scenario, seed, noise settings and every labelled segment.
+            """
+    )
+
+    @Option(help: ArgumentHelp("The scenario: \(Scenario.libraryNames.joined(separator: ", ")).", valueName: "name"))
+    var scenario: String
+
+    @Option(help: "Seed of the sensor noise and jitter.")
+    var seed: UInt64 = 0
+
+    @Option(name: .customLong("scenario-seed"), help: "Seed of the randomised scenarios (shakeSequence, random).")
+    var scenarioSeed: UInt64 = 0
+
+    @Option(help: ArgumentHelp("Sample rate in Hz.", valueName: "hz"))
+    var rate: Double = 100
+
+    @Option(help: ArgumentHelp("Sensors to simulate, comma-separated.", valueName: "accel,gyro,mag"))
+    var sensors: SensorList?
+
+    @Option(help: ArgumentHelp("Play the scenario this many times back to back.", valueName: "n"))
+    var `repeat`: Int = 1
+
+    @Option(name: .customLong("accel-noise"), help: ArgumentHelp("Accelerometer white noise, standard deviation.", valueName: "g"))
+    var accelerometerNoise: Double = 0.005
+
+    @Option(name: .customLong("gyro-noise"), help: ArgumentHelp("Gyroscope white noise, standard deviation.", valueName: "rad/s"))
+    var gyroscopeNoise: Double = 0.002
+
+    @Option(name: .customLong("gyro-bias"), help: ArgumentHelp("Constant gyroscope bias.", valueName: "x,y,z rad/s"))
+    var gyroscopeBias: String = "0,0,0"
+
+    @Option(help: ArgumentHelp("Timestamp jitter, standard deviation.", valueName: "seconds"))
+    var jitter: Double = 0
+
+    @Option(help: ArgumentHelp(
+        "Significant digits of every value written (sensor noise is far above 1e-9 relative).", valueName: "n"))
+    var digits: Int = 9
+
+    @Option(help: ArgumentHelp("Where to write the trace; '-' is stdout.", valueName: "file"))
+    var output: String = "-"
+
+    @Option(help: "Output format: csv (the canonical trace format) or jsonl.")
+    var format: TraceFormat = .csv
+
+    func validate() throws {
+        guard Scenario.libraryNames.contains(scenario) else {
+            throw ValidationError("Unknown scenario '\(scenario)'; choose one of \(Scenario.libraryNames.joined(separator: ", ")).")
+        }
+        guard (1...17).contains(digits) else { throw ValidationError("--digits must be 1 to 17, got \(digits).") }
+        guard rate > 0, rate.isFinite else { throw ValidationError("--rate must be a positive number of hertz, got \(rate).") }
+        guard `repeat` >= 1 else { throw ValidationError("--repeat must be at least 1, got \(`repeat`).") }
+        guard parsedBias != nil else {
+            throw ValidationError("--gyro-bias takes three numbers in rad/s, such as 0.01,-0.02,0, got '\(gyroscopeBias)'.")
+        }
+    }
+
+    private var parsedBias: SIMD3<Double>? {
+        let parts = gyroscopeBias.split(separator: ",").compactMap { Double($0.filter { $0 != " " }) }
+        guard parts.count == 3, parts.allSatisfy(\.isFinite) else { return nil }
+        return SIMD3(parts[0], parts[1], parts[2])
+    }
+
+    func run() throws {
+        Interruption.install()
+        do {
+            try simulate()
+        } catch {
+            throw report(error)
+        }
+    }
+
+    func simulate() throws(MotionError) {
+        guard var script = Scenario.named(scenario, seed: scenarioSeed) else {
+            throw MotionError(.invalidArgument, "unknown scenario '\(scenario)'")
+        }
+        let once = script.segments.map(\.segment)
+        for _ in 1..<`repeat` { script.append(contentsOf: once) }
+        let options = SimulationOptions(
+            rate: rate, sensors: sensors?.set ?? [.accelerometer, .gyroscope], seed: seed,
+            accelerometerNoise: accelerometerNoise, gyroscopeNoise: gyroscopeNoise, gyroscopeBias: parsedBias ?? .zero,
+            timestampJitter: jitter)
+        let simulation = try Simulation(scenario: script, options: options)
+
+        var metadata = TraceMetadata()
+        for (key, value) in simulation.metadata { metadata[key] = value }
+        let descriptor = try OutputFile(path: output)
+        defer { descriptor.close() }
+        let writer = try TraceWriter(
+            fileDescriptor: descriptor.fileDescriptor, name: descriptor.name, format: format,
+            sensors: options.sensors, metadata: metadata)
+        for sample in simulation {
+            if Interruption.isRequested { break }
+            try writer.write(sample.rounded(toSignificantDigits: digits))
+        }
+        try writer.flush()
+    }
+}
+
+/// An output file opened for writing (created or truncated), or stdout for `-`.
+struct OutputFile {
+    let fileDescriptor: Int32
+    let name: String
+
+    init(path: String) throws(MotionError) {
+        if path == "-" {
+            fileDescriptor = 1
+            name = "<stdout>"
+            return
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            let code = errno
+            let text = String(cString: strerror(code))
+            throw MotionError(
+                code == EACCES ? .permissionDenied : .ioFailure,
+                "cannot create the output file; check that its folder exists and is writable",
+                at: .init(file: path), underlying: SystemErrno(rawValue: code, text: text))
+        }
+        fileDescriptor = fd
+        name = path
+    }
+
+    func close() {
+        if fileDescriptor != 1 { _ = Glibc.close(fileDescriptor) }
+    }
+}
+
+extension MotionSample {
+    /// The sample with every reading rounded to `digits` significant decimal digits (the timestamp is kept).
+    func rounded(toSignificantDigits digits: Int) -> MotionSample {
+        func round(_ x: Double) -> Double {
+            guard x != 0, x.isFinite else { return x }
+            // x·10^k has `digits` digits before the point; integer / 10^k is the double nearest that decimal.
+            let k = digits - 1 - Int((abs(x)).log10().rounded(.down))
+            let scaled = (x * pow10(k)).rounded()
+            return k >= 0 ? scaled / pow10(k) : scaled * pow10(-k)
+        }
+        func round<V: MotionVector>(_ v: V?) -> V? { v.map { V(x: round($0.x), y: round($0.y), z: round($0.z)) } }
+        return MotionSample(
+            timestamp: timestamp, acceleration: round(acceleration), rotationRate: round(rotationRate),
+            magneticField: round(magneticField))
+    }
+}
+
+private func pow10(_ k: Int) -> Double {
+    var result = 1.0
+    for _ in 0..<k { result *= 10 }
+    return result
+}
+
+extension Double {
+    fileprivate func log10() -> Double { Glibc.log10(self) }
+}

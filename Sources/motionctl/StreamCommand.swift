@@ -1,0 +1,76 @@
+import ArgumentParser
+import MotionAlgorithms
+import MotionCore
+import MotionTrace
+
+/// `motionctl stream`: replays a trace (later: a live device) to stdout, filtered and thinned.
+struct StreamCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stream",
+        abstract: "Stream motion samples from a recorded trace to stdout.",
+        discussion: """
+            The trace is read as it streams (any size; '-' reads stdin) and replayed paced by its timestamps like a
+            live device (--speed realtime), faster or slower (--speed 4, --speed 0.5), or as fast as possible
+            (--speed max). Filters run on every input sample; --interval then thins each sensor's readings.
+            In CSV the trace's comment and metadata lines are kept (attribution included) and the processing is
+            added as metadata.
+            """
+    )
+
+    @Option(help: ArgumentHelp("The trace to replay, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
+    var trace: String
+
+    @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
+    var speed: ReplaySpeed = .realtime
+
+    @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
+    var lenient = false
+
+    @OptionGroup var processing: ProcessingOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() throws {
+        Interruption.install()
+        do {
+            try stream()
+        } catch {
+            throw report(error)
+        }
+    }
+
+    func stream() throws(MotionError) {
+        let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
+        defer { reportSkippedRows(reader) }
+        let sensors = processing.sensors?.set ?? reader.sensors
+        guard reader.sensors.isSuperset(of: sensors) else {
+            throw MotionError(
+                .invalidArgument,
+                "the trace has no \(sensors.subtracting(reader.sensors)) columns (it has \(reader.sensors)); "
+                    + "choose --sensors among those",
+                at: .init(file: trace))
+        }
+        var metadata = reader.metadata
+        if let filter = processing.filter { metadata["filter"] = filter.description }
+        if processing.interval > 0 { metadata["update_interval_s"] = "\(processing.interval)" }
+        let writer = try TraceWriter(
+            fileDescriptor: 1, name: "<stdout>", format: output.format, sensors: sensors, metadata: metadata,
+            flushing: output.flushing)
+        var pipeline = SamplePipeline(sensors: sensors, updateInterval: processing.interval, filter: processing.filter)
+        var pacer = Pacer(speed: speed.factor)
+        while !Interruption.isRequested, let sample = try reader.next() {
+            guard let delivered = pipeline.process(sample) else { continue }
+            if let deadline = pacer.deadline(for: delivered.timestamp) {
+                try writer.flush()  // what is written so far is visible while we wait
+                Pacer.sleep(until: deadline)
+                if Interruption.isRequested { break }
+            }
+            try writer.write(delivered)
+        }
+        try writer.flush()
+    }
+
+    private func reportSkippedRows(_ reader: TraceReader) {
+        guard lenient, reader.skipReport.skippedRows > 0 else { return }
+        printToStandardError("motionctl: warning: \(reader.skipReport)")
+    }
+}

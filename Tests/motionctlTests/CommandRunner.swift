@@ -1,0 +1,68 @@
+import Foundation
+
+/// Runs the built `motionctl` binary (next to the test bundle) and captures its output.
+struct CommandResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var lines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) }
+}
+
+enum Motionctl {
+    /// The folder the build products are in: the test binary's own folder.
+    static let productsDirectory: URL = {
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var dir = exe.deletingLastPathComponent()
+        // The test binary may sit inside `<name>.xctest/` on some layouts.
+        if dir.pathExtension == "xctest" { dir = dir.deletingLastPathComponent() }
+        return dir
+    }()
+
+    static let executable = productsDirectory.appendingPathComponent("motionctl")
+
+    /// The package's root folder.
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Runs `motionctl arguments`, feeding `stdin` (if any), and waits for it.
+    static func run(_ arguments: [String], stdin: Data? = nil) throws -> CommandResult {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.currentDirectoryURL = packageRoot
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let input = Pipe()
+        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+        try process.run()
+        if let stdin {
+            try input.fileHandleForWriting.write(contentsOf: stdin)
+            try input.fileHandleForWriting.close()
+        }
+        // Read both pipes to the end before waiting, so a large output cannot block the child.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var errData = Data()
+        group.enter()
+        DispatchQueue.global().async {
+            errData = err.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return CommandResult(
+            status: process.terminationStatus,
+            stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Writes `text` to a new temporary file and returns its path.
+    static func temporaryFile(_ text: String, name: String = "trace.csv") throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("motionctl-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let url = dir.appendingPathComponent(name)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import MotionCore
+import MotionTrace
+import Testing
+
+/// `motionctl simulate` end to end.
+@Suite struct SimulateCommandTests {
+    @Test func sameOptionsGiveTheSameBytes() throws {
+        let arguments = ["simulate", "--scenario", "shakeSequence", "--scenario-seed", "7", "--seed", "3"]
+        let first = try Motionctl.run(arguments)
+        let second = try Motionctl.run(arguments)
+        #expect(first.status == 0)
+        #expect(!first.stdout.isEmpty && first.stdout == second.stdout)
+        let other = try Motionctl.run(["simulate", "--scenario", "shakeSequence", "--scenario-seed", "7", "--seed", "4"])
+        #expect(other.stdout != first.stdout)
+    }
+
+    @Test func writesACanonicalTraceTheReaderAccepts() throws {
+        let result = try Motionctl.run([
+            "simulate", "--scenario", "orientationSweep", "--rate", "50", "--sensors", "accel,gyro,mag",
+        ])
+        #expect(result.status == 0)
+        let reader = try TraceReader(bytes: Array(result.stdout.utf8), name: "simulated")
+        #expect(reader.sensors == .all)
+        #expect(reader.metadata["source"] == "simulate")
+        #expect(reader.metadata["scenario"] == "orientationSweep")
+        var count = 0
+        var first: MotionSample?
+        while let sample = try reader.next() {
+            if first == nil { first = sample }
+            count += 1
+        }
+        #expect(count == Int(reader.metadata["samples"] ?? "") )
+        // The sweep starts upright in portrait: about (0, −1, 0) g.
+        let a = try #require(first?.acceleration)
+        #expect(abs(a.y + 1) < 0.05 && abs(a.x) < 0.05 && abs(a.z) < 0.05)
+    }
+
+    @Test func writesToAFileAndRoundsToTheRequestedDigits() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("simulate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let path = dir.appendingPathComponent("walk.csv").path
+        let result = try Motionctl.run(["simulate", "--scenario", "walking", "--digits", "4", "--output", path])
+        #expect(result.status == 0 && result.stdout.isEmpty)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let values = text.split(separator: "\n").filter { !$0.hasPrefix("#") }.dropFirst()
+            .flatMap { $0.split(separator: ",").dropFirst() }
+        #expect(!values.isEmpty)
+        #expect(values.allSatisfy { $0.filter(\.isNumber).drop { $0 == "0" }.count <= 4 })
+    }
+
+    @Test func rejectsAnUnknownScenario() throws {
+        let result = try Motionctl.run(["simulate", "--scenario", "juggling"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("orientationSweep"))
+    }
+
+    @Test func unwritableOutputIsAnIOError() throws {
+        let result = try Motionctl.run(["simulate", "--scenario", "walking", "--output", "/nonexistent/dir/x.csv"])
+        #expect(result.status == 74)
+        #expect(result.stderr.contains("/nonexistent/dir/x.csv"))
+    }
+}
