@@ -11,8 +11,8 @@ import Darwin
 ///     number   = [ "+" | "-" ] digits [ "." digits ] [ ( "e" | "E" ) [ "+" | "-" ] digits ]
 ///     digits   = one or more of 0-9
 ///
-/// Numbers with at most 19 significant digits, a mantissa no larger than 2⁵³ and a decimal exponent within
-/// ±22 take Clinger's fast path: the mantissa and the power of ten are both exact doubles, so one correctly
+/// Numbers with at most 19 digits, a mantissa no larger than 2⁵³ and a decimal exponent within ±22 take
+/// Clinger's fast path: the mantissa and the power of ten are both exact doubles, so one correctly
 /// rounded multiplication or division gives the correctly rounded result. Every other number is handed to
 /// `strtod(3)` after the syntax has been checked, rewritten without its decimal point (`12.5e3` → `125e2`) so
 /// the result does not depend on the C locale's decimal separator.
@@ -101,20 +101,13 @@ enum DecimalParser {
 
         if p != end, p.pointee != UInt8(ascii: ",") { return (0, p, .invalid) }
 
-        var significantDigits = integerDigits + fractionDigits  // leading zeros included, for now
-        if significantDigits > 19 {
-            significantDigits = countSignificantDigits(digitsStart, integerDigits, fractionDigits)
-        }
-        if significantDigits == 0 || (significantDigits <= 19 && mantissa == 0) { return (negative ? -0.0 : 0.0, p, .number) }
-        if significantDigits <= 19, mantissa <= 1 << 53, exponent >= -22, exponent <= 22 {
-            var value = Double(mantissa)
-            if exponent < 0 {
-                value /= powersOfTen[-exponent]
-            } else {
-                value *= powersOfTen[exponent]
-            }
+        // Clinger's fast path. Leading zeros are in `mantissa` harmlessly; more than 19 digits in all may have
+        // wrapped it, so those numbers go the slow way (as do zeros with huge exponents such as 0e999).
+        if integerDigits &+ fractionDigits <= 19 && mantissa <= 1 << 53 && UInt(bitPattern: exponent &+ 22) <= 44 {
+            let power = powersOfTen.withUnsafeBufferPointer { $0[exponent < 0 ? -exponent : exponent] }
+            let magnitude = exponent < 0 ? Double(mantissa) / power : Double(mantissa) * power
             let sign: UInt64 = negative ? 1 << 63 : 0
-            return (Double(bitPattern: value.bitPattern | sign), p, .number)
+            return (Double(bitPattern: magnitude.bitPattern | sign), p, .number)
         }
         let value = slowPath(
             negative: negative, digits: digitsStart, integerDigits: integerDigits, fractionDigits: fractionDigits,
@@ -148,20 +141,6 @@ enum DecimalParser {
         let difference = nibbles ^ 0x3333_3333_3333_3333  // zero bytes are digits
         let nonDigits = (((difference & 0x7F7F_7F7F_7F7F_7F7F) &+ 0x7F7F_7F7F_7F7F_7F7F) | difference) & 0x8080_8080_8080_8080
         return nonDigits.trailingZeroBitCount >> 3
-    }
-
-    /// The number of digits from the first nonzero one, given validated digits (with one `.` between the
-    /// integer and fraction digits).
-    @inline(never)
-    static func countSignificantDigits(_ digits: UnsafePointer<UInt8>, _ integerDigits: Int, _ fractionDigits: Int) -> Int {
-        var leadingZeros = 0
-        while leadingZeros < integerDigits, digits[leadingZeros] == UInt8(ascii: "0") { leadingZeros += 1 }
-        if leadingZeros == integerDigits {
-            var index = 0
-            while index < fractionDigits, digits[integerDigits + 1 + index] == UInt8(ascii: "0") { index += 1 }
-            leadingZeros += index
-        }
-        return integerDigits + fractionDigits - leadingZeros
     }
 
     /// The value of 8 ASCII digits loaded little-endian (the first digit in the lowest byte), 0…99 999 999.

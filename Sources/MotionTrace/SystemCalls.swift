@@ -75,6 +75,17 @@ enum SystemCall {
         #endif
     }
 
+    /// Grows the kernel buffer of a pipe to at least `size` bytes (`fcntl(2)` `F_GETPIPE_SZ` and
+    /// `F_SETPIPE_SZ`, Linux only); does nothing for other descriptors or when the system refuses.
+    static func growPipeBuffer(_ fd: Int32, to size: Int32) {
+        #if os(Linux)
+        let getPipeSize: Int32 = 1032  // F_GETPIPE_SZ, which Glibc's module map does not export
+        let setPipeSize: Int32 = 1031  // F_SETPIPE_SZ
+        let current = fcntl(fd, getPipeSize)
+        if current > 0 && current < size { _ = fcntl(fd, setPipeSize, size) }
+        #endif
+    }
+
     /// `true` when `fd` is an open descriptor (`fcntl(2)` `F_GETFL`).
     static func isOpen(_ fd: Int32) -> Bool {
         fd >= 0 && fcntl(fd, F_GETFL) != -1
