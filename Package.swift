@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "MotionCoreTests", dependencies: ["MotionCore"]),
         .testTarget(
             name: "MotionAlgorithmsTests",
-            dependencies: ["MotionAlgorithms", .product(name: "RealModule", package: "swift-numerics")]
+            dependencies: ["MotionAlgorithms", "MotionTesting", .product(name: "RealModule", package: "swift-numerics")]
         ),
         .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionTesting"]),
         .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO"]),

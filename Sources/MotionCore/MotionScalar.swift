@@ -5,7 +5,7 @@ public import RealModule
 /// A conforming type has the elementary functions of swift-numerics' `Real`, converts to and from other
 /// binary floating-point types, and can be stored in SIMD vectors.
 public protocol MotionScalar: Real, BinaryFloatingPoint, SIMDScalar, Codable, Sendable
-where SIMD4Storage: Sendable, SIMD2Storage: Sendable, SIMD8Storage: Sendable {}
+where SIMD2Storage: Sendable, SIMD4Storage: Sendable, SIMD8Storage: Sendable, SIMD16Storage: Sendable {}
 
 extension Float: MotionScalar {}
 extension Double: MotionScalar {}

@@ -1,0 +1,417 @@
+public import MotionCore
+public import RealModule
+
+/// Settings of an ``AttitudeEstimator``. Every duration is in seconds and every rate in rad/s.
+public struct AttitudeEstimatorConfiguration: Hashable, Sendable {
+    /// Time constant of the low-pass filter applied to the accelerometer in the almost-inertial frame, in s.
+    /// Larger values trust the gyroscope longer and reject translational acceleration better.
+    public var accelerometerTimeConstant: Double = 3
+    /// Time constant of the magnetometer heading correction, in s.
+    public var magnetometerTimeConstant: Double = 9
+    /// Estimates the gyroscope bias from the inclination corrections while the device moves.
+    public var estimatesBiasInMotion = true
+    /// Estimates the gyroscope bias from the mean rotation rate while the device rests.
+    public var estimatesBiasAtRest = true
+    /// Detects magnetic disturbances (field strength or dip angle off the reference) and stops following the
+    /// magnetometer while they last.
+    public var rejectsMagneticDisturbances = true
+
+    /// Standard deviation of the bias at start, in rad/s (0.5 °/s).
+    public var initialBiasUncertainty: Double = 0.5 * .pi / 180
+    /// Time over which the bias uncertainty grows back to 0.1 °/s without measurements, in s.
+    public var biasForgettingTime: Double = 100
+    /// The largest bias the estimator accepts, per axis, in rad/s (2 °/s).
+    public var biasLimit: Double = 2 * .pi / 180
+    /// Standard deviation of bias measurements in motion, in rad/s (0.1 °/s).
+    public var biasUncertaintyInMotion: Double = 0.1 * .pi / 180
+    /// How much less the vertical bias component is trusted in motion (it is poorly observable), a factor.
+    public var verticalBiasForgettingFactor: Double = 1e-4
+    /// Standard deviation of bias measurements at rest, in rad/s (0.03 °/s).
+    public var biasUncertaintyAtRest: Double = 0.03 * .pi / 180
+
+    /// Minimum time the device must be still before rest is detected, in s.
+    public var restMinimumDuration: Double = 1.5
+    /// Time constant of the low-pass filters of rest detection, in s.
+    public var restFilterTimeConstant: Double = 0.5
+    /// Largest deviation of the rotation rate from its low-pass at rest, in rad/s (2 °/s).
+    public var restRotationRateThreshold: Double = 2 * .pi / 180
+    /// Largest deviation of the acceleration from its low-pass at rest, in g (0.5 m/s²).
+    public var restAccelerationThreshold: Double = 0.5 / Acceleration.standardGravity
+
+    /// Time constant of the low-pass of the field's strength and dip angle used for disturbance detection, in s.
+    public var magneticCurrentTimeConstant: Double = 0.05
+    /// Time constant with which the reference strength and dip follow an undisturbed field, in s.
+    public var magneticReferenceTimeConstant: Double = 20
+    /// Relative deviation of the field strength from the reference that counts as a disturbance (0.1 = 10 %).
+    public var magneticStrengthThreshold: Double = 0.1
+    /// Deviation of the dip angle from the reference that counts as a disturbance, in rad (10°).
+    public var magneticDipThreshold: Double = 10 * .pi / 180
+    /// Time a new, steady field must be seen while moving before it becomes the reference, in s.
+    public var magneticNewFieldTime: Double = 20
+    /// As ``magneticNewFieldTime`` for the first reference, in s.
+    public var magneticNewFieldFirstTime: Double = 5
+    /// Rotation rate above which a candidate field counts as seen while moving, in rad/s (20 °/s).
+    public var magneticNewFieldMinimumRotationRate: Double = 20 * .pi / 180
+    /// Time the field must agree with the reference before a disturbance is over, in s.
+    public var magneticMinimumUndisturbedTime: Double = 0.5
+    /// Longest time the magnetometer is ignored during a disturbance, in s; after it, it is followed slowly.
+    public var magneticMaximumRejectionTime: Double = 60
+    /// How much slower the heading follows the magnetometer after a long disturbance, a factor.
+    public var magneticRejectionFactor: Double = 2
+
+    /// The defaults, documented with each property.
+    public init() {}
+}
+
+/// Attitude, gyroscope bias and gravity from a gyroscope, an accelerometer and optionally a magnetometer.
+///
+/// A pure value-type state machine: feed each sample with its timestamp; it reads no clock, does no I/O and
+/// allocates nothing. Generic over `Float` and `Double`. Units: rotation rate in rad/s, acceleration in g with
+/// Core Motion's sign (as ``MotionCore/Acceleration``), magnetic field in any unit (µT by convention), time in s.
+///
+/// The method (see `Docs/Attitude.md`): the gyroscope is integrated (strapdown) into an almost-inertial frame;
+/// the accelerometer, turned into that frame, is low-pass filtered there, which averages out translational
+/// acceleration while keeping gravity; the inclination is corrected towards that filtered vertical every sample.
+/// The gyroscope bias is estimated by a Kalman filter from the inclination corrections in motion and from the
+/// mean rate at rest (rest detection). The magnetometer corrects only the heading, slowly, and is ignored while
+/// its strength or dip angle says it is disturbed.
+public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
+    public typealias Vector = SIMD3<Scalar>
+
+    /// The settings.
+    public let configuration: AttitudeEstimatorConfiguration
+
+    // Strapdown integration of the bias-corrected gyroscope: device → almost-inertial frame.
+    @usableFromInline var gyroscopeQuaternion = Quaternion<Scalar>.identity
+    // Inclination correction: almost-inertial frame → 6D earth frame (z up, x arbitrary).
+    @usableFromInline var inclinationQuaternion = Quaternion<Scalar>.identity
+    // Heading of the 9D frame (x magnetic north, y west, z up) relative to the 6D frame, rad.
+    @usableFromInline var headingOffset: Scalar = 0
+
+    @usableFromInline var lastTimestamp: Double?
+    @usableFromInline var lastAccelerometerTimestamp: Double?
+    @usableFromInline var lastMagnetometerTimestamp: Double?
+
+    @usableFromInline var accelerationCoefficients: ButterworthCoefficients<Scalar>
+    @usableFromInline var inertialAcceleration = ButterworthLowPass<Vector>()
+    @usableFromInline var lastSpecificForce: Vector = .zero
+
+    // Bias estimation (Kalman filter in rad/s).
+    @usableFromInline var bias: Vector = .zero
+    @usableFromInline var biasCovariance: Matrix3<Scalar>
+    @usableFromInline var rotationLowPass = ButterworthLowPass<SIMD16<Scalar>>()
+    @usableFromInline var earthBiasLowPass = ButterworthLowPass<SIMD2<Scalar>>()
+
+    // Rest detection.
+    @usableFromInline var restCoefficients: ButterworthCoefficients<Scalar>
+    @usableFromInline var restRotationRate = ButterworthLowPass<Vector>()
+    @usableFromInline var restAcceleration = ButterworthLowPass<Vector>()
+    @usableFromInline var restTime: Double = 0
+    @usableFromInline var isRestingState = false
+
+    // Magnetometer.
+    @usableFromInline var magneticCoefficients: ButterworthCoefficients<Scalar>
+    @usableFromInline var magneticStrengthAndDip = ButterworthLowPass<SIMD2<Scalar>>()
+    @usableFromInline var magneticReference: SIMD2<Scalar> = .zero
+    @usableFromInline var magneticCandidate: SIMD2<Scalar> = .zero
+    @usableFromInline var magneticCandidateTime: Double = 0
+    @usableFromInline var magneticUndisturbedTime: Double = 0
+    @usableFromInline var magneticRejectionTime: Double = 0
+    @usableFromInline var isMagneticallyDisturbedState = false
+    @usableFromInline var magneticInitialGain: Scalar = 1
+    @usableFromInline var hasMagneticHeading = false
+
+    /// Creates an estimator at the identity attitude with zero bias.
+    public init(configuration: AttitudeEstimatorConfiguration = .init()) {
+        self.configuration = configuration
+        accelerationCoefficients = ButterworthCoefficients(tau: configuration.accelerometerTimeConstant)
+        restCoefficients = ButterworthCoefficients(tau: configuration.restFilterTimeConstant)
+        magneticCoefficients = ButterworthCoefficients(tau: configuration.magneticCurrentTimeConstant)
+        biasCovariance = .diagonal(Scalar(configuration.initialBiasUncertainty * configuration.initialBiasUncertainty))
+    }
+
+    // MARK: Outputs
+
+    /// Device → 6D earth frame (z up, x arbitrary but fixed): the `xArbitraryZVertical` attitude.
+    @inlinable
+    public var quaternion6D: Quaternion<Scalar> { (inclinationQuaternion * gyroscopeQuaternion).normalized }
+
+    /// Device → north–west–up frame (x magnetic north): the `xMagneticNorthZVertical` attitude. Equal to the 6D
+    /// attitude turned about the vertical by ``headingCorrection``.
+    @inlinable
+    public var quaternion9D: Quaternion<Scalar> {
+        (Quaternion(angle: headingOffset, axis: SIMD3(0, 0, 1)) * quaternion6D).normalized
+    }
+
+    /// The rotation about the vertical from the 6D frame to the magnetic-north frame, in rad.
+    @inlinable
+    public var headingCorrection: Scalar { headingOffset }
+
+    /// The estimated gyroscope bias in the device frame, in rad/s.
+    @inlinable
+    public var gyroscopeBias: Vector { bias }
+
+    /// The standard deviation of the bias estimate (largest over the axes), in rad/s.
+    @inlinable
+    public var gyroscopeBiasUncertainty: Scalar {
+        max(biasCovariance.m11, biasCovariance.m22, biasCovariance.m33).squareRoot()
+    }
+
+    /// `true` while the device is detected at rest.
+    @inlinable
+    public var isResting: Bool { isRestingState }
+
+    /// `true` while the magnetic field is judged disturbed (and the magnetometer is not followed).
+    @inlinable
+    public var isMagneticallyDisturbed: Bool { isMagneticallyDisturbedState }
+
+    /// `true` once the magnetometer has set the heading.
+    @inlinable
+    public var hasHeading: Bool { hasMagneticHeading }
+
+    // MARK: Update
+
+    /// Processes one instant.
+    /// - Parameters:
+    ///   - rotationRate: The gyroscope reading in rad/s (device frame), or `nil` when the gyroscope did not sample.
+    ///   - acceleration: The accelerometer reading in g with Core Motion's sign, or `nil`.
+    ///   - magneticField: The magnetometer reading (µT), or `nil`.
+    ///   - timestamp: Seconds; the gyroscope is integrated over the interval since the previous gyroscope
+    ///     sample (intervals over 1 s are taken as 1 s; a first or non-positive interval integrates nothing).
+    @inlinable
+    public mutating func update(
+        rotationRate: Vector?, acceleration: Vector?, magneticField: Vector? = nil, at timestamp: Double
+    ) {
+        if let rotationRate { updateGyroscope(rotationRate, at: timestamp) }
+        if let acceleration { updateAccelerometer(acceleration, at: timestamp) }
+        if let magneticField { updateMagnetometer(magneticField, at: timestamp) }
+    }
+
+    @inlinable
+    mutating func updateGyroscope(_ omega: Vector, at timestamp: Double) {
+        let dt = Self.interval(since: lastTimestamp, to: timestamp)
+        lastTimestamp = timestamp
+        guard dt > 0 else { return }
+
+        if configuration.estimatesBiasAtRest {
+            restCoefficients.update(interval: dt)
+            let mean = restRotationRate.update(omega, interval: dt, coefficients: restCoefficients)
+            let deviation = omega - mean
+            let threshold = Scalar(configuration.restRotationRateThreshold)
+            let limit = Scalar(configuration.biasLimit)
+            if (deviation * deviation).sum() >= threshold * threshold || max(-mean.min(), mean.max()) > limit {
+                restTime = 0
+                isRestingState = false
+            }
+        }
+
+        let rate = omega - bias
+        let angle = (rate * rate).sum().squareRoot() * Scalar(dt)
+        if angle > Scalar.ulpOfOne {
+            gyroscopeQuaternion = (gyroscopeQuaternion * Quaternion(angle: angle, axis: rate)).normalized
+        }
+    }
+
+    @inlinable
+    mutating func updateAccelerometer(_ acceleration: Vector, at timestamp: Double) {
+        let specificForce = -acceleration
+        guard (specificForce * specificForce).sum() > 0 else { return }
+        let first = lastAccelerometerTimestamp == nil
+        let dt = first ? 0 : Self.interval(since: lastAccelerometerTimestamp, to: timestamp)
+        lastAccelerometerTimestamp = timestamp
+        lastSpecificForce = specificForce
+        if first {
+            // Start level: align the vertical with the first reading.
+            inclinationQuaternion = Self.correction(towardsUp: gyroscopeQuaternion.act(on: specificForce).normalizedOrZ)
+            return
+        }
+        guard dt > 0 else { return }
+
+        if configuration.estimatesBiasAtRest {
+            restCoefficients.update(interval: dt)
+            let mean = restAcceleration.update(specificForce, interval: dt, coefficients: restCoefficients)
+            let deviation = specificForce - mean
+            let threshold = Scalar(configuration.restAccelerationThreshold)
+            if (deviation * deviation).sum() >= threshold * threshold {
+                restTime = 0
+                isRestingState = false
+            } else {
+                restTime += dt
+                if restTime >= configuration.restMinimumDuration { isRestingState = true }
+            }
+        }
+
+        accelerationCoefficients.update(interval: dt)
+        let inertial = gyroscopeQuaternion.act(on: specificForce)
+        let filtered = inertialAcceleration.update(inertial, interval: dt, coefficients: accelerationCoefficients)
+        let earth = inclinationQuaternion.act(on: filtered).normalizedOrZ
+        inclinationQuaternion = (Self.correction(towardsUp: earth) * inclinationQuaternion).normalized
+
+        if configuration.estimatesBiasInMotion || configuration.estimatesBiasAtRest {
+            updateBias(earthAcceleration: earth, interval: dt)
+        }
+    }
+
+    /// The smallest rotation that turns the unit vector `v` to (0, 0, 1).
+    @inlinable
+    static func correction(towardsUp v: Vector) -> Quaternion<Scalar> {
+        let w = ((v.z + 1) / 2).squareRoot()
+        guard w > Scalar(1e-6) else { return Quaternion(w: 0, x: 1, y: 0, z: 0) }
+        return Quaternion(w: w, x: v.y / (2 * w), y: -v.x / (2 * w), z: 0)
+    }
+
+    @inlinable
+    mutating func updateBias(earthAcceleration earth: Vector, interval dt: Double) {
+        let c = configuration
+        let limit = Scalar(c.biasLimit)
+        let rotation = quaternion6D.rotationMatrix
+        let earthBias = SIMD2((rotation.rows.0 * bias).sum(), (rotation.rows.1 * bias).sum())
+        let r = rotationLowPass.update(
+            SIMD16(
+                rotation.m11, rotation.m12, rotation.m13, rotation.m21, rotation.m22, rotation.m23,
+                rotation.m31, rotation.m32, rotation.m33, 0, 0, 0, 0, 0, 0, 0),
+            interval: dt, coefficients: accelerationCoefficients)
+        let filteredRotation = Matrix3(
+            m11: r[0], m12: r[1], m13: r[2], m21: r[3], m22: r[4], m23: r[5], m31: r[6], m32: r[7], m33: r[8])
+        let filteredEarthBias = earthBiasLowPass.update(earthBias, interval: dt, coefficients: accelerationCoefficients)
+
+        // Process noise: the variance grows back to (0.1 °/s)² over the forgetting time.
+        let v = Scalar((0.1 * Double.pi / 180) * (0.1 * Double.pi / 180) * dt / c.biasForgettingTime)
+        let p0 = Scalar(c.initialBiasUncertainty * c.initialBiasUncertainty)
+        if biasCovariance.m11 < p0 { biasCovariance = biasCovariance + .diagonal(v) }
+
+        let h: Matrix3<Scalar>
+        var e: Vector
+        var w: Vector
+        if isRestingState && c.estimatesBiasAtRest {
+            e = restRotationRate.output - bias
+            h = .identity
+            let p = Scalar(c.biasUncertaintyAtRest * c.biasUncertaintyAtRest)
+            w = Vector(repeating: p * p / v + p)
+        } else if c.estimatesBiasInMotion {
+            let rate = Scalar(1 / dt)
+            let predicted = filteredRotation * bias
+            e = Vector(
+                -earth.y * rate + filteredEarthBias.x - predicted.x,
+                earth.x * rate + filteredEarthBias.y - predicted.y,
+                -predicted.z)
+            h = filteredRotation
+            let p = Scalar(c.biasUncertaintyInMotion * c.biasUncertaintyInMotion)
+            let horizontal = p * p / v + p
+            w = Vector(horizontal, horizontal, horizontal / Scalar(max(c.verticalBiasForgettingFactor, 1e-10)))
+        } else {
+            return
+        }
+        e.clamp(lowerBound: Vector(repeating: -limit), upperBound: Vector(repeating: limit))
+        // K = P Hᵀ (W + H P Hᵀ)⁻¹; b += K e; P −= K H P.
+        let pht = biasCovariance * h.transposed
+        let s = h * pht + .diagonal(w)
+        guard let sInverse = s.inverse else { return }
+        let k = pht * sInverse
+        bias += k * e
+        biasCovariance = biasCovariance - k * h * biasCovariance
+        bias.clamp(lowerBound: Vector(repeating: -limit), upperBound: Vector(repeating: limit))
+    }
+
+    @inlinable
+    mutating func updateMagnetometer(_ field: Vector, at timestamp: Double) {
+        guard (field * field).sum() > 0 else { return }
+        let first = lastMagnetometerTimestamp == nil
+        let dt = first ? 0 : Self.interval(since: lastMagnetometerTimestamp, to: timestamp)
+        lastMagnetometerTimestamp = timestamp
+        guard first || dt > 0 else { return }
+        let c = configuration
+        let earth = quaternion6D.act(on: field)
+
+        if c.rejectsMagneticDisturbances && !first {
+            let strength = (earth * earth).sum().squareRoot()
+            let dip = -Scalar.asin(earth.z / strength)
+            magneticCoefficients.update(interval: dt)
+            let current = magneticStrengthAndDip.update(SIMD2(strength, dip), interval: dt, coefficients: magneticCoefficients)
+            let referenceGain = Scalar(-Double.expMinusOne(-dt / c.magneticReferenceTimeConstant))
+            let strengthThreshold = Scalar(c.magneticStrengthThreshold)
+            let dipThreshold = Scalar(c.magneticDipThreshold)
+
+            func agrees(_ a: SIMD2<Scalar>, _ reference: SIMD2<Scalar>) -> Bool {
+                abs(a.x - reference.x) < strengthThreshold * reference.x && abs(a.y - reference.y) < dipThreshold
+            }
+
+            if agrees(current, magneticReference) {
+                magneticUndisturbedTime += dt
+                if magneticUndisturbedTime >= c.magneticMinimumUndisturbedTime {
+                    isMagneticallyDisturbedState = false
+                    magneticReference += referenceGain * (current - magneticReference)
+                }
+            } else {
+                magneticUndisturbedTime = 0
+                isMagneticallyDisturbedState = true
+            }
+
+            // Accept a new, steady field as the reference after enough time in motion.
+            if agrees(current, magneticCandidate) {
+                let rate = restRotationRate.output
+                if (rate * rate).sum().squareRoot() >= Scalar(c.magneticNewFieldMinimumRotationRate) {
+                    magneticCandidateTime += dt
+                }
+                magneticCandidate += referenceGain * (current - magneticCandidate)
+                let needed = magneticReference.x == 0 ? c.magneticNewFieldFirstTime : c.magneticNewFieldTime
+                if isMagneticallyDisturbedState && magneticCandidateTime >= needed {
+                    magneticReference = magneticCandidate
+                    isMagneticallyDisturbedState = false
+                    magneticUndisturbedTime = c.magneticMinimumUndisturbedTime
+                }
+            } else {
+                magneticCandidateTime = 0
+                magneticCandidate = current
+            }
+        }
+
+        // Heading disagreement: the angle of the horizontal field in the 9D frame (0 when it points along x).
+        var disagreement = Scalar.atan2(y: earth.y, x: earth.x) + headingOffset
+        disagreement = Self.wrapped(disagreement)
+        var gain = first ? 1 : Scalar(-Double.expMinusOne(-dt / c.magnetometerTimeConstant))
+        if c.rejectsMagneticDisturbances && !first {
+            if isMagneticallyDisturbedState {
+                if magneticRejectionTime <= c.magneticMaximumRejectionTime {
+                    magneticRejectionTime += dt
+                    gain = 0
+                } else {
+                    gain /= Scalar(c.magneticRejectionFactor)
+                }
+            } else {
+                magneticRejectionTime = max(magneticRejectionTime - c.magneticRejectionFactor * dt, 0)
+            }
+        }
+        // Converge fast at start: the gain is at least 1/n for the n-th magnetometer sample until it falls below
+        // the filter's own gain.
+        if magneticInitialGain > 0 {
+            gain = max(gain, magneticInitialGain)
+            magneticInitialGain = magneticInitialGain / (magneticInitialGain + 1)
+            if magneticInitialGain * Scalar(c.magnetometerTimeConstant) < Scalar(dt) { magneticInitialGain = 0 }
+        }
+        headingOffset = Self.wrapped(headingOffset - gain * disagreement)
+        hasMagneticHeading = true
+    }
+
+    @inlinable
+    static func wrapped(_ angle: Scalar) -> Scalar {
+        var a = angle
+        if a > .pi { a -= 2 * .pi } else if a < -.pi { a += 2 * .pi }
+        return a
+    }
+
+    @inlinable
+    static func interval(since last: Double?, to timestamp: Double) -> Double {
+        guard let last else { return 0 }
+        return min(timestamp - last, 1)
+    }
+}
+
+extension SIMD3 where Scalar: MotionScalar {
+    /// The unit vector in this direction, or (0, 0, 1) for the zero vector.
+    @inlinable
+    var normalizedOrZ: SIMD3<Scalar> {
+        let n = (self * self).sum().squareRoot()
+        return n > 0 ? self / n : SIMD3(0, 0, 1)
+    }
+}

@@ -1,0 +1,76 @@
+public import MotionCore
+public import RealModule
+
+/// Coefficients of a second-order Butterworth low-pass filter for one sample interval (bilinear transform).
+///
+/// The cutoff is set from a time constant τ as `fc = √2 / (2π·τ)`, so that the filter's non-oscillating step
+/// response settles like a first-order filter with time constant τ.
+@usableFromInline
+struct ButterworthCoefficients<Scalar: MotionScalar>: Sendable {
+    @usableFromInline var b0: Scalar = 0
+    @usableFromInline var a1: Scalar = 0
+    @usableFromInline var a2: Scalar = 0
+    /// The interval these coefficients were computed for, in seconds (0 before the first computation).
+    @usableFromInline var interval: Double = 0
+    /// The time constant in seconds.
+    @usableFromInline let tau: Double
+
+    @inlinable
+    init(tau: Double) {
+        self.tau = tau
+    }
+
+    /// Recomputes the coefficients when `dt` differs from the last interval by more than 1 part in 10⁶.
+    @inlinable
+    mutating func update(interval dt: Double) {
+        guard abs(dt - interval) > 1e-6 * dt else { return }
+        interval = dt
+        let fc = 2.0.squareRoot() / (2 * Double.pi * tau)
+        let c = Double.tan(Double.pi * fc * dt)
+        let d = c * c + 2.0.squareRoot() * c + 1
+        b0 = Scalar(c * c / d)
+        a1 = Scalar(2 * (c * c - 1) / d)
+        a2 = Scalar((1 - 2.0.squareRoot() * c + c * c) / d)
+    }
+}
+
+/// A second-order Butterworth low-pass filter over a SIMD vector, in transposed direct form II.
+///
+/// Until τ seconds of input have been seen, the output is the running mean of the input; then the filter
+/// starts in steady state at that mean. This avoids the start-up transient of a filter started from zero.
+@usableFromInline
+struct ButterworthLowPass<Vector: SIMD & Sendable>: Sendable where Vector.Scalar: MotionScalar {
+    @usableFromInline typealias Scalar = Vector.Scalar
+    @usableFromInline var state0: Vector = .zero
+    @usableFromInline var state1: Vector = .zero
+    /// Accumulated input time during the running-mean phase, in seconds; negative once filtering.
+    @usableFromInline var warmUpTime: Double = 0
+    @usableFromInline var warmUpCount: Scalar = 0
+    @usableFromInline var output: Vector = .zero
+
+    @inlinable
+    init() {}
+
+    @inlinable
+    mutating func update(_ x: Vector, interval dt: Double, coefficients k: ButterworthCoefficients<Scalar>) -> Vector {
+        if warmUpTime >= 0 {
+            warmUpCount += 1
+            state0 += x  // the running sum while warming up
+            warmUpTime += dt
+            output = state0 / warmUpCount
+            if warmUpTime >= k.tau {
+                let mean = output
+                state0 = mean * (1 - k.b0)
+                state1 = mean * (k.b0 - k.a2)
+                warmUpTime = -1
+            }
+            return output
+        }
+        let b0 = k.b0
+        let y = b0 * x + state0
+        state0 = (2 * b0) * x - k.a1 * y + state1
+        state1 = b0 * x - k.a2 * y
+        output = y
+        return y
+    }
+}

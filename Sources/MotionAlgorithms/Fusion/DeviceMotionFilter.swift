@@ -1,0 +1,118 @@
+public import MotionCore
+import RealModule
+
+/// Turns motion samples into ``MotionCore/DeviceMotion`` in a chosen reference frame: Core Motion's processed
+/// device motion, as a pure value-type state machine over an ``AttitudeEstimator``.
+///
+/// Frames (`AttitudeReferenceFrame`):
+/// - `xArbitraryZVertical`: gyroscope and accelerometer only; the magnetometer is ignored. x is the device's
+///   initial heading, and yaw drifts slowly.
+/// - `xArbitraryCorrectedZVertical`: the magnetometer stops yaw drift, but x stays the initial heading: the
+///   attitude is the north-referenced one turned by the heading the device had when the magnetometer first
+///   reported.
+/// - `xMagneticNorthZVertical`: x magnetic north, y west, z up.
+/// - `xTrueNorthZVertical`: x true north, using the magnetic declination given at creation.
+///
+/// Without a magnetometer reading yet, the north frames report the 6D attitude and a heading of −1.
+public struct DeviceMotionFilter: Sendable {
+    /// The frame of the attitudes produced.
+    public let referenceFrame: AttitudeReferenceFrame
+    /// Magnetic declination in radians, positive when magnetic north is east of true north.
+    public let magneticDeclination: Double
+    /// The underlying estimator (read its bias, rest and disturbance states here).
+    public private(set) var estimator: AttitudeEstimator<Double>
+
+    var correctedFrameOffset: Double?
+    var hasAccelerometer = false
+    var hasGyroscope = false
+    var lastAcceleration = SIMD3<Double>(0, 0, -1)
+    var lastRotationRate = SIMD3<Double>.zero
+    var lastMagneticField: SIMD3<Double>?
+
+    /// Creates a filter.
+    /// - Parameters:
+    ///   - referenceFrame: The frame the attitude is relative to.
+    ///   - magneticDeclination: Radians, east positive; used by `xTrueNorthZVertical` only.
+    ///   - configuration: The estimator's settings.
+    public init(
+        referenceFrame: AttitudeReferenceFrame = .xArbitraryZVertical, magneticDeclination: Double = 0,
+        configuration: AttitudeEstimatorConfiguration = .init()
+    ) {
+        self.referenceFrame = referenceFrame
+        self.magneticDeclination = magneticDeclination
+        estimator = AttitudeEstimator(configuration: configuration)
+    }
+
+    /// `true` when the frame uses the magnetometer.
+    public var usesMagnetometer: Bool { referenceFrame != .xArbitraryZVertical }
+
+    /// Processes one sample and returns the device motion at its timestamp, or `nil` until both the gyroscope
+    /// and the accelerometer have reported.
+    public mutating func update(_ sample: MotionSample) -> DeviceMotion? {
+        let field = usesMagnetometer ? sample.magneticField?.vector : nil
+        estimator.update(
+            rotationRate: sample.rotationRate?.vector, acceleration: sample.acceleration?.vector,
+            magneticField: field, at: sample.timestamp)
+        if let a = sample.acceleration {
+            lastAcceleration = a.vector
+            hasAccelerometer = true
+        }
+        if let g = sample.rotationRate {
+            lastRotationRate = g.vector
+            hasGyroscope = true
+        }
+        if let field { lastMagneticField = field }
+        guard hasAccelerometer && hasGyroscope else { return nil }
+        return deviceMotion(at: sample.timestamp)
+    }
+
+    /// The attitude quaternion (device → reference) in ``referenceFrame`` now.
+    public var quaternion: Quaternion<Double> {
+        switch referenceFrame {
+        case .xArbitraryZVertical:
+            return estimator.quaternion6D
+        case .xArbitraryCorrectedZVertical:
+            guard estimator.hasHeading else { return estimator.quaternion6D }
+            return Quaternion(angle: estimator.headingCorrection - (correctedFrameOffsetValue), axis: SIMD3(0, 0, 1))
+                * estimator.quaternion6D
+        case .xMagneticNorthZVertical:
+            return estimator.quaternion9D
+        case .xTrueNorthZVertical:
+            // A vector towards magnetic north lies `declination` east (clockwise) of true north.
+            return Quaternion(angle: -magneticDeclination, axis: SIMD3(0, 0, 1)) * estimator.quaternion9D
+        }
+    }
+
+    private var correctedFrameOffsetValue: Double { correctedFrameOffset ?? estimator.headingCorrection }
+
+    private mutating func deviceMotion(at timestamp: Double) -> DeviceMotion {
+        if referenceFrame == .xArbitraryCorrectedZVertical, correctedFrameOffset == nil, estimator.hasHeading {
+            correctedFrameOffset = estimator.headingCorrection
+        }
+        let attitude = Attitude(quaternion: quaternion)
+        let gravity = attitude.gravity
+        let hasNorth = referenceFrame == .xMagneticNorthZVertical || referenceFrame == .xTrueNorthZVertical
+        return DeviceMotion(
+            timestamp: timestamp,
+            attitude: attitude,
+            referenceFrame: referenceFrame,
+            rotationRate: RotationRate(lastRotationRate - estimator.gyroscopeBias),
+            gravity: gravity,
+            userAcceleration: Acceleration(lastAcceleration - gravity.vector),
+            magneticField: lastMagneticField.map { MagneticField($0) },
+            heading: hasNorth && estimator.hasHeading ? Self.heading(of: attitude) : -1)
+    }
+
+    /// The azimuth of the device's top (+y), clockwise from reference x, in degrees in [0, 360). When the top
+    /// points nearly straight up or down (less than about 6° from vertical), the azimuth of the back (−z) is
+    /// used instead, as a compass held upright does.
+    public static func heading(of attitude: Attitude) -> Double {
+        let q = attitude.quaternion
+        var axis = q.act(on: SIMD3(0, 1, 0))
+        if axis.x * axis.x + axis.y * axis.y < 0.01 { axis = q.act(on: SIMD3(0, 0, -1)) }
+        // Clockwise from x seen from above (z up) is towards −y.
+        var degrees = Double.atan2(y: -axis.y, x: axis.x) * 180 / .pi
+        if degrees < 0 { degrees += 360 }
+        return degrees >= 360 ? 0 : degrees
+    }
+}
