@@ -1,0 +1,142 @@
+public import ArgumentParser
+import MotionAlgorithms
+public import MotionCore
+import MotionTrace
+
+extension AttitudeReferenceFrame: ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let frame = AttitudeReferenceFrame.allCases.first(where: { $0.cliName == argument || $0.rawValue == argument })
+        else { return nil }
+        self = frame
+    }
+
+    /// The short CLI name: `arbitrary`, `arbitrary-corrected`, `magnetic-north`, `true-north`.
+    var cliName: String {
+        switch self {
+        case .xArbitraryZVertical: "arbitrary"
+        case .xArbitraryCorrectedZVertical: "arbitrary-corrected"
+        case .xMagneticNorthZVertical: "magnetic-north"
+        case .xTrueNorthZVertical: "true-north"
+        }
+    }
+
+    public static var allValueStrings: [String] { allCases.map(\.cliName) }
+    public var defaultValueDescription: String { cliName }
+}
+
+/// `motionctl attitude`: fused attitude (device motion) from a trace, one row per input row.
+struct AttitudeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "attitude",
+        abstract: "Fuse gyroscope, accelerometer and magnetometer into attitude: one row per input row.",
+        discussion: """
+            Quaternions are scalar first (qw,qx,qy,qz) and map device to reference: v_ref = q·v_device·q*. The
+            reference frame has z up; x is arbitrary (arbitrary, arbitrary-corrected) or north with y west
+            (magnetic-north, true-north: north-west-up). score_attitude.py reads the output with
+            --convention device-to-reference and --frame nwu (any frame works for 6D). Rows before both the
+            gyroscope and the accelerometer have reported carry the identity. --all adds roll, pitch, yaw (rad),
+            unbiased rotation rate (rad/s), gravity and user acceleration (g) and heading (degrees, -1 without north).
+            """
+    )
+
+    @Option(help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
+    var trace: String
+
+    @Option(help: "Reference frame: arbitrary (6D), arbitrary-corrected, magnetic-north or true-north (9D).")
+    var frame: AttitudeReferenceFrame = .xArbitraryZVertical
+
+    @Option(help: ArgumentHelp(
+        "Magnetic declination for --frame true-north, degrees east of true north.", valueName: "degrees"))
+    var declination: Double = 0
+
+    @Option(help: ArgumentHelp("Sensors to fuse, comma-separated (accel,gyro for 6D).", valueName: "accel,gyro,mag"))
+    var sensors: SensorList?
+
+    @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
+    var speed: ReplaySpeed = .max
+
+    @Flag(help: "Also write Euler angles, unbiased rotation rate, gravity, user acceleration and heading.")
+    var all = false
+
+    @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
+    var lenient = false
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard declination.isFinite, abs(declination) <= 180 else {
+            throw ValidationError("--declination must be in degrees between -180 and 180, got \(declination).")
+        }
+    }
+
+    func run() throws {
+        Interruption.install()
+        do {
+            try fuse()
+        } catch {
+            throw report(error)
+        }
+    }
+
+    static let quaternionColumns = ["qw", "qx", "qy", "qz"]
+    static let allColumns = quaternionColumns + [
+        "roll", "pitch", "yaw", "rx", "ry", "rz", "gravx", "gravy", "gravz", "ux", "uy", "uz", "heading",
+    ]
+
+    func fuse() throws(MotionError) {
+        let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
+        defer {
+            if lenient, reader.skipReport.skippedRows > 0 { printToStandardError("motionctl: warning: \(reader.skipReport)") }
+        }
+        let chosen = sensors?.set ?? reader.sensors
+        let needed = frame.requiredSensors
+        guard chosen.isSuperset(of: needed), reader.sensors.isSuperset(of: needed) else {
+            throw MotionError(
+                .invalidArgument,
+                "the \(frame.cliName) frame needs \(needed) but the trace has \(reader.sensors)"
+                    + (sensors == nil ? "" : " and --sensors chose \(chosen)")
+                    + "; use --frame arbitrary for 6D",
+                at: .init(file: trace))
+        }
+        // The input's lines become comments (attribution travels with the output); our own keys follow.
+        var metadata = TraceMetadata(lines: reader.metadata.lines.map { line in
+            switch line {
+            case .comment: line
+            case .entry(let key, let value): .comment("\(key): \(value)")
+            }
+        })
+        metadata["generator"] = "motionctl attitude"
+        metadata["input"] = trace
+        metadata["frame"] = "\(frame.rawValue) (\(frame == .xArbitraryZVertical || frame == .xArbitraryCorrectedZVertical ? "x arbitrary, z up" : "x north, y west, z up"))"
+        metadata["quaternion"] = "scalar first, device to reference: v_ref = q v_device q*"
+        let columns = all ? Self.allColumns : Self.quaternionColumns
+        let writer = try TraceWriter(
+            fileDescriptor: 1, name: "<stdout>", format: output.format, recordType: "attitude", columns: columns,
+            metadata: metadata, flushing: output.flushing)
+        var filter = DeviceMotionFilter(referenceFrame: frame, magneticDeclination: declination * .pi / 180)
+        var pacer = Pacer(speed: speed.factor)
+        var values = [Double](repeating: 0, count: columns.count)
+        values[0] = 1
+        while !Interruption.isRequested, let sample = try reader.next() {
+            if let motion = filter.update(sample.restricted(to: chosen)) {
+                let q = motion.attitude.quaternion
+                (values[0], values[1], values[2], values[3]) = (q.w, q.x, q.y, q.z)
+                if all {
+                    (values[4], values[5], values[6]) = (motion.attitude.roll, motion.attitude.pitch, motion.attitude.yaw)
+                    (values[7], values[8], values[9]) = (motion.rotationRate.x, motion.rotationRate.y, motion.rotationRate.z)
+                    (values[10], values[11], values[12]) = (motion.gravity.x, motion.gravity.y, motion.gravity.z)
+                    (values[13], values[14], values[15]) =
+                        (motion.userAcceleration.x, motion.userAcceleration.y, motion.userAcceleration.z)
+                    values[16] = motion.heading
+                }
+            }
+            if let deadline = pacer.deadline(for: sample.timestamp) {
+                try writer.flush()
+                Pacer.sleep(until: deadline)
+                if Interruption.isRequested { break }
+            }
+            try writer.write(recordAt: sample.timestamp, values: values)
+        }
+        try writer.flush()
+    }
+}
