@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Parses decimal numbers straight from bytes, with the same result as `Double(String)`, bit for bit.
@@ -78,7 +78,7 @@ enum DecimalParser {
             fractionDigits = p - fractionStart
             if fractionDigits == 0 { return (0, p, .invalid) }
         }
-        var exponent = -fractionDigits  // the value is mantissa · 10^exponent
+        var exponent = 0 &- fractionDigits  // the value is mantissa · 10^exponent
 
         var explicitExponent = 0
         if p.pointee | 0x20 == UInt8(ascii: "e") {
@@ -95,7 +95,7 @@ enum DecimalParser {
                 p += 1
             }
             if p == exponentStart { return (0, p, .invalid) }
-            if exponentNegative { explicitExponent = -explicitExponent }
+            if exponentNegative { explicitExponent = 0 &- explicitExponent }
             exponent &+= explicitExponent
         }
 
@@ -104,7 +104,7 @@ enum DecimalParser {
         // Clinger's fast path. Leading zeros are in `mantissa` harmlessly; more than 19 digits in all may have
         // wrapped it, so those numbers go the slow way (as do zeros with huge exponents such as 0e999).
         if integerDigits &+ fractionDigits <= 19 && mantissa <= 1 << 53 && UInt(bitPattern: exponent &+ 22) <= 44 {
-            let power = powersOfTen.withUnsafeBufferPointer { $0[exponent < 0 ? -exponent : exponent] }
+            let power = powersOfTen.withUnsafeBufferPointer { $0[exponent < 0 ? 0 &- exponent : exponent] }
             let magnitude = exponent < 0 ? Double(mantissa) / power : Double(mantissa) * power
             let sign: UInt64 = negative ? 1 << 63 : 0
             return (Double(bitPattern: magnitude.bitPattern | sign), p, .number)
@@ -139,7 +139,8 @@ enum DecimalParser {
         // non-digit may be misjudged (a carry out of it), which does not matter here.
         let nibbles = (word & 0xF0F0_F0F0_F0F0_F0F0) | (((word &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) >> 4)
         let difference = nibbles ^ 0x3333_3333_3333_3333  // zero bytes are digits
-        let nonDigits = (((difference & 0x7F7F_7F7F_7F7F_7F7F) &+ 0x7F7F_7F7F_7F7F_7F7F) | difference) & 0x8080_8080_8080_8080
+        let nonDigits =
+            (((difference & 0x7F7F_7F7F_7F7F_7F7F) &+ 0x7F7F_7F7F_7F7F_7F7F) | difference) & 0x8080_8080_8080_8080
         return nonDigits.trailingZeroBitCount >> 3
     }
 

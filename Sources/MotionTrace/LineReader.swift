@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import MotionCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Splits a byte stream into lines, reading with `read(2)` into one reused buffer.
 ///
@@ -65,7 +66,7 @@ final class LineReader {
 
     /// The next line, or `nil` at the end of the input.
     ///
-    /// - Throws: ``MotionError/Code/ioFailure`` when reading fails, ``MotionError/Code/malformedTrace`` for a
+    /// - Throws: `MotionError.Code.ioFailure` when reading fails, `MotionError.Code.malformedTrace` for a
     ///   line longer than ``maximumLineLength``.
     @inline(__always)
     func nextLine() throws(MotionError) -> Line? {
@@ -105,7 +106,8 @@ final class LineReader {
         lineNumber += 1
         var contentEnd = lineEnd
         if contentEnd > start, buffer[contentEnd - 1] == UInt8(ascii: "\r") { contentEnd -= 1 }
-        return Line(start: UnsafePointer(buffer + start), end: UnsafePointer(buffer + contentEnd), terminated: terminated)
+        return Line(
+            start: UnsafePointer(buffer + start), end: UnsafePointer(buffer + contentEnd), terminated: terminated)
     }
 
     /// Moves the unfinished line to the front of the buffer, grows the buffer if that line fills it, and reads.

@@ -87,7 +87,8 @@ public struct SkipReport: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         guard skippedRows > 0 else { return "\(file): no rows skipped." }
         let reasons = Reason.allReasons.compactMap { reason in counts[reason].map { "\($0) \(reason)" } }
-        var text = "\(file): skipped \(skippedRows) row\(skippedRows == 1 ? "" : "s") (\(reasons.joined(separator: ", ")))."
+        var text =
+            "\(file): skipped \(skippedRows) row\(skippedRows == 1 ? "" : "s") (\(reasons.joined(separator: ", ")))."
         text += (examples.count == skippedRows ? " " : " First: ")
         text += examples.map(\.description).joined(separator: "; ") + "."
         return text

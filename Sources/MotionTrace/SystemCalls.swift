@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import MotionCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The few system calls the trace reader and writer make, each returning `Result<_, SystemErrno>`.
 ///
@@ -31,9 +32,9 @@ enum SystemCall {
     static func read(_ fd: Int32, into buffer: UnsafeMutablePointer<UInt8>, count: Int) -> Result<Int, SystemErrno> {
         retryingInterrupts {
             #if canImport(Glibc)
-            Glibc.read(fd, buffer, count)
+                Glibc.read(fd, buffer, count)
             #else
-            Darwin.read(fd, buffer, count)
+                Darwin.read(fd, buffer, count)
             #endif
         }
     }
@@ -45,9 +46,9 @@ enum SystemCall {
         while done < count {
             let result = retryingInterrupts {
                 #if canImport(Glibc)
-                Glibc.write(fd, buffer + done, count - done)
+                    Glibc.write(fd, buffer + done, count - done)
                 #else
-                Darwin.write(fd, buffer + done, count - done)
+                    Darwin.write(fd, buffer + done, count - done)
                 #endif
             }
             switch result {
@@ -69,9 +70,9 @@ enum SystemCall {
     /// descriptor even when `close` reports `EINTR`).
     static func close(_ fd: Int32) {
         #if canImport(Glibc)
-        _ = Glibc.close(fd)
+            _ = Glibc.close(fd)
         #else
-        _ = Darwin.close(fd)
+            _ = Darwin.close(fd)
         #endif
     }
 
@@ -79,10 +80,10 @@ enum SystemCall {
     /// `F_SETPIPE_SZ`, Linux only); does nothing for other descriptors or when the system refuses.
     static func growPipeBuffer(_ fd: Int32, to size: Int32) {
         #if os(Linux)
-        let getPipeSize: Int32 = 1032  // F_GETPIPE_SZ, which Glibc's module map does not export
-        let setPipeSize: Int32 = 1031  // F_SETPIPE_SZ
-        let current = fcntl(fd, getPipeSize)
-        if current > 0 && current < size { _ = fcntl(fd, setPipeSize, size) }
+            let getPipeSize: Int32 = 1032  // F_GETPIPE_SZ, which Glibc's module map does not export
+            let setPipeSize: Int32 = 1031  // F_SETPIPE_SZ
+            let current = fcntl(fd, getPipeSize)
+            if current > 0 && current < size { _ = fcntl(fd, setPipeSize, size) }
         #endif
     }
 
@@ -101,8 +102,8 @@ extension SystemErrno {
 
 extension MotionError {
     /// The error for a failed `open`, `read` or `write` of `name`: `EACCES`/`EPERM` become
-    /// ``MotionError/Code/permissionDenied``, `ENOENT` becomes ``MotionError/Code/noInput``, anything else
-    /// (including `EPIPE`) ``MotionError/Code/ioFailure``, with the `SystemErrno` as the underlying error.
+    /// `MotionError.Code.permissionDenied`, `ENOENT` becomes `MotionError.Code.noInput`, anything else
+    /// (including `EPIPE`) `MotionError.Code.ioFailure`, with the `SystemErrno` as the underlying error.
     static func system(_ error: SystemErrno, _ action: String, _ name: String) -> MotionError {
         let location = MotionError.Location(file: name)
         switch error.rawValue {

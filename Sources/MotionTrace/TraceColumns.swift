@@ -5,7 +5,7 @@ public import MotionCore
 /// | column | meaning | unit |
 /// |---|---|---|
 /// | `t` | timestamp (required) | s |
-/// | `ax`, `ay`, `az` | acceleration, Core Motion sign (see ``MotionCore/Acceleration``) | g |
+/// | `ax`, `ay`, `az` | acceleration, Core Motion sign (see `Acceleration`) | g |
 /// | `gx`, `gy`, `gz` | rotation rate | rad/s |
 /// | `mx`, `my`, `mz` | magnetic field | µT |
 ///

@@ -1,6 +1,6 @@
 public import MotionCore
 
-/// Reads a trace in the canonical CSV format, one ``MotionCore/MotionSample`` at a time, in constant memory.
+/// Reads a trace in the canonical CSV format, one `MotionSample` at a time, in constant memory.
 ///
 /// ## Format
 ///
@@ -27,13 +27,13 @@ public import MotionCore
 ///   ``TraceWriter`` writes) are skipped.
 /// - A last line without a line terminator is accepted when it parses. The reader cannot tell a recording
 ///   cut inside the final number (`0.12` of `0.125`) from a complete one, so writers always end every line;
-///   a last line without terminator that does not parse throws ``MotionError/Code/truncatedTrace``.
+///   a last line without terminator that does not parse throws `MotionError.Code.truncatedTrace`.
 ///
 /// ## Errors
 ///
 /// Every error is a `MotionError` whose location names the file (`<stdin>` for standard input), the 1-based
 /// line and, when one column is at fault, the column name; the message says what was expected and what was
-/// found. Header problems always throw. Row problems throw ``MotionError/Code/malformedTrace`` from ``next()``
+/// found. Header problems always throw. Row problems throw `MotionError.Code.malformedTrace` from ``next()``
 /// at the bad row, so samples already returned stay valid; in lenient mode (``Options/lenient``) bad rows are
 /// skipped instead and counted in ``skipReport``.
 ///
@@ -68,9 +68,9 @@ public final class TraceReader {
     /// The header's column names, in file order.
     public let columnNames: [String]
     /// The 1-based line number of the row last returned by ``next()`` (0 before the first row).
-    public private(set) var lineNumber = 0
+    public var lineNumber: Int { rowLine }
     /// The rows skipped so far in lenient mode (always empty in strict mode).
-    public private(set) var skipReport: SkipReport
+    public var skipReport: SkipReport { skipped }
 
     private let options: Options
     private let input: LineReader
@@ -84,15 +84,18 @@ public final class TraceReader {
     /// Bits of the slots whose columns are absent from the header (reported as empty).
     private let absentSlots: UInt16
     private var previousTimestamp = -Double.infinity
+    // Private storage, so that the compiler can check exclusive access statically (no runtime checks per row).
+    private var rowLine = 0
+    private var skipped: SkipReport
 
     /// Opens a trace file, or standard input for `"-"`, and reads its comment lines and header.
     ///
     /// - Parameters:
     ///   - path: A file path, or `-` for standard input (named `<stdin>` in errors).
     ///   - options: Strict (default) or lenient reading.
-    /// - Throws: `MotionError` with ``MotionError/Code/noInput`` when the file does not exist or is empty,
-    ///   ``MotionError/Code/permissionDenied`` when it may not be read, ``MotionError/Code/ioFailure`` for
-    ///   other system errors (with a `SystemErrno` underlying), and ``MotionError/Code/malformedTrace`` for a
+    /// - Throws: `MotionError` with `MotionError.Code.noInput` when the file does not exist or is empty,
+    ///   `MotionError.Code.permissionDenied` when it may not be read, `MotionError.Code.ioFailure` for
+    ///   other system errors (with a `SystemErrno` underlying), and `MotionError.Code.malformedTrace` for a
     ///   bad header.
     public convenience init(path: String, options: Options = .init()) throws(MotionError) {
         if path == "-" {
@@ -175,7 +178,7 @@ public final class TraceReader {
         self.slots.initialize(from: layout.slots, count: layout.slots.count)
         self.values = .allocate(capacity: TraceColumns.all.count)
         self.values.initialize(repeating: 0, count: TraceColumns.all.count)
-        self.skipReport = SkipReport(file: name)
+        self.skipped = SkipReport(file: name)
     }
 
     deinit {
@@ -204,10 +207,11 @@ public final class TraceReader {
             let name = String(decoding: field, as: UTF8.self)
             let columnLabel = name.isEmpty ? String(index + 1) : name
             guard let slot = field.withUnsafeBufferPointer({ TraceColumns.slot(of: $0) }) else {
-                let known = TraceColumns.all.joined(separator: ", ")
-                throw error(
-                    "unknown column \(quoted(field)) (column \(index + 1)); known columns are \(known)",
-                    column: columnLabel)
+                let known = "known columns are " + TraceColumns.all.joined(separator: ", ")
+                if name.isEmpty {
+                    throw error("empty column name (column \(index + 1)); \(known)", column: columnLabel)
+                }
+                throw error("unknown column \(quoted(field)); \(known)", column: columnLabel)
             }
             if let first = seen[slot] {
                 throw error(
@@ -240,22 +244,22 @@ public final class TraceReader {
 
     /// Returns the next sample, or `nil` at the end of the trace.
     ///
-    /// - Throws: `MotionError` with ``MotionError/Code/malformedTrace`` at a bad row (strict mode),
-    ///   ``MotionError/Code/truncatedTrace`` when a last line without line terminator does not parse (strict
-    ///   mode), ``MotionError/Code/ioFailure`` when reading fails, in either mode. After an error, calling
+    /// - Throws: `MotionError` with `MotionError.Code.malformedTrace` at a bad row (strict mode),
+    ///   `MotionError.Code.truncatedTrace` when a last line without line terminator does not parse (strict
+    ///   mode), `MotionError.Code.ioFailure` when reading fails, in either mode. After an error, calling
     ///   `next()` again continues with the following line.
     public func next() throws(MotionError) -> MotionSample? {
         while let line = try input.nextLine() {
             if line.start < line.end, line.start.pointee == UInt8(ascii: "#") { continue }
             do throws(RowProblem) {
                 let sample = try parseRow(line)
-                lineNumber = input.lineNumber
+                rowLine = input.lineNumber
                 previousTimestamp = sample.timestamp
                 return sample
             } catch {
                 let (reason, column, message) = describe(error, line)
                 if options.lenient {
-                    skipReport.record(
+                    skipped.record(
                         SkipReport.Example(
                             line: input.lineNumber, column: column,
                             reason: line.terminated ? reason : .truncatedLastLine, message: message))
@@ -340,7 +344,9 @@ public final class TraceReader {
     /// The problem for a group whose empty slots are `emptyBits` (some but not all of 3 bits): names the
     /// first empty column and the first filled one, in file order.
     private func partialGroup(slotBase: Int, emptyBits: UInt16) -> RowProblem {
-        let groupColumns = (0..<3).map { (columnOfSlot[slotBase + $0], emptyBits & (1 << $0) != 0) }.sorted { $0.0 < $1.0 }
+        let groupColumns = (0..<3).map { (columnOfSlot[slotBase + $0], emptyBits & (1 << $0) != 0) }.sorted {
+            $0.0 < $1.0
+        }
         let emptyColumn = groupColumns.first { $0.1 }!.0
         let filledColumn = groupColumns.first { !$0.1 }!.0
         return .partialGroup(emptyColumn: emptyColumn, filledColumn: filledColumn)

@@ -49,9 +49,9 @@ public enum EventValue: Hashable, Sendable, ExpressibleByFloatLiteral, Expressib
 /// ## Errors
 ///
 /// - A sample with a non-finite timestamp or reading, or a timestamp earlier than the previous sample's,
-///   throws ``MotionError/Code/invalidArgument`` and writes nothing: the trace format holds finite numbers in
+///   throws `MotionError.Code.invalidArgument` and writes nothing: the trace format holds finite numbers in
 ///   time order only.
-/// - A failed `write(2)` throws ``MotionError/Code/ioFailure`` (``MotionError/Code/permissionDenied`` for
+/// - A failed `write(2)` throws `MotionError.Code.ioFailure` (`MotionError.Code.permissionDenied` for
 ///   `EACCES`) with the `SystemErrno` as the underlying error; every later call throws the same error. When
 ///   the reader of a pipe has gone (as with `| head`), that is `EPIPE`, which a command-line tool can treat as
 ///   a quiet end. The process must ignore `SIGPIPE` to see it (`signal(SIGPIPE, SIG_IGN)`); the writer does not
@@ -84,6 +84,8 @@ public final class TraceWriter {
 
     private let sink: Sink
     private let flushing: Flushing
+    /// Record mode: the columns after `t` and the JSON type, for ``write(recordAt:values:)``; `nil` for samples.
+    private let record: (type: String, columns: [String], csvHeader: [UInt8], jsonKeys: [[UInt8]], reserve: Int)?
     private var memory: [UInt8] = []
     private let buffer: UnsafeMutablePointer<UInt8>
     private let capacity: Int
@@ -107,7 +109,7 @@ public final class TraceWriter {
     ///   - metadata: Lines written before the header (CSV) or as the first object (JSON Lines, when not
     ///     empty).
     ///   - flushing: Write after each line, or when the buffer is full (the default).
-    /// - Throws: ``MotionError/Code/invalidArgument`` when `fileDescriptor` is not open.
+    /// - Throws: `MotionError.Code.invalidArgument` when `fileDescriptor` is not open.
     public init(
         fileDescriptor: Int32, name: String, format: TraceFormat, sensors: SensorSet,
         metadata: TraceMetadata = .init(), flushing: Flushing = .whenFull
@@ -125,6 +127,56 @@ public final class TraceWriter {
         self.flushing = flushing
         self.capacity = 256 * 1024
         self.buffer = .allocate(capacity: capacity)
+        self.record = nil
+        if flushing == .whenFull { SystemCall.growPipeBuffer(fileDescriptor, to: 1 << 20) }
+    }
+
+    /// Creates a writer of records with columns of its own, such as attitude rows `t,qw,qx,qy,qz`, to an open file
+    /// descriptor, which it does not close. Write them with ``write(recordAt:values:)``.
+    ///
+    /// - Parameters:
+    ///   - fileDescriptor: A descriptor open for writing.
+    ///   - name: The name to use in errors.
+    ///   - format: CSV (header `t,<columns>`, one row per record) or JSON Lines
+    ///     (`{"type":"<recordType>","t":…,"<column>":…}`).
+    ///   - recordType: The JSON `type` of each record, such as `attitude`; letters, digits and `_` only.
+    ///   - columns: The names of the values after `t`; JSON keys too, so letters, digits and `_` only.
+    ///   - metadata: Lines written before the header (CSV) or as the first object (JSON Lines, when not empty).
+    ///   - flushing: Write after each line, or when the buffer is full (the default).
+    /// - Throws: `MotionError.Code.invalidArgument` when `fileDescriptor` is not open or the record type or a
+    ///   column name is not letters, digits and `_`.
+    public init(
+        fileDescriptor: Int32, name: String, format: TraceFormat, recordType: String, columns: [String],
+        metadata: TraceMetadata = .init(), flushing: Flushing = .whenFull
+    ) throws(MotionError) {
+        guard SystemCall.isOpen(fileDescriptor) else {
+            throw MotionError(
+                .invalidArgument, "file descriptor \(fileDescriptor) for \(name) is not open",
+                at: MotionError.Location(file: name))
+        }
+        let valid = { (c: Character) in c.isASCII && (c.isLetter || c.isNumber || c == "_") }
+        if let bad = ([recordType] + columns).first(where: { $0.isEmpty || !$0.allSatisfy(valid) }) {
+            throw MotionError(.invalidArgument, "record type or column name '\(bad)' must be letters, digits and '_'")
+        }
+        // One record must fit in the buffer with room to spare (see `recordReserve`).
+        let reserve = TraceWriter.recordReserve(type: recordType, columns: columns)
+        guard reserve <= 64 * 1024 else {
+            throw MotionError(
+                .invalidArgument, "\(columns.count) columns are too many or too long for one record line",
+                at: MotionError.Location(file: name))
+        }
+        self.sink = .descriptor(fileDescriptor)
+        self.name = name
+        self.format = format
+        self.sensors = []
+        self.metadata = metadata
+        self.flushing = flushing
+        self.capacity = 256 * 1024
+        self.buffer = .allocate(capacity: capacity)
+        self.record = (
+            recordType, columns, Array((["t"] + columns).joined(separator: ",").utf8) + [UInt8(ascii: "\n")],
+            columns.map { Array(",\"\($0)\":".utf8) }, reserve
+        )
         if flushing == .whenFull { SystemCall.growPipeBuffer(fileDescriptor, to: 1 << 20) }
     }
 
@@ -144,6 +196,7 @@ public final class TraceWriter {
         self.flushing = .whenFull
         self.capacity = 4096
         self.buffer = .allocate(capacity: capacity)
+        self.record = nil
     }
 
     deinit {
@@ -183,10 +236,11 @@ public final class TraceWriter {
     /// Only the groups in ``sensors`` are written; a group the sample has no reading for is left empty (CSV)
     /// or left out (JSON Lines).
     ///
-    /// - Throws: ``MotionError/Code/invalidArgument`` (nothing written) when the timestamp or a written
+    /// - Throws: `MotionError.Code.invalidArgument` (nothing written) when the timestamp or a written
     ///   reading is not finite, or the timestamp is earlier than the previous sample's;
-    ///   ``MotionError/Code/ioFailure`` when writing fails.
+    ///   `MotionError.Code.ioFailure` when writing fails.
     public func write(_ sample: MotionSample) throws(MotionError) {
+        precondition(record == nil, "write(_:) needs a writer of samples; this one writes records")
         if let failure { throw failure }
         try validate(sample)
         if !wrotePreamble { try writePreamble() }
@@ -271,7 +325,8 @@ public final class TraceWriter {
 
     /// `,"<name>":` for a two-letter key, as 6 bytes of a little-endian word (8-byte stores, 6 bytes kept).
     private static func jsonKey(_ name: StaticString) -> UInt64 {
-        let bytes = [UInt8(ascii: ","), UInt8(ascii: "\"")] + UnsafeBufferPointer(start: name.utf8Start, count: 2)
+        let bytes =
+            [UInt8(ascii: ","), UInt8(ascii: "\"")] + UnsafeBufferPointer(start: name.utf8Start, count: 2)
             + [UInt8(ascii: "\""), UInt8(ascii: ":")]
         return bytes.reversed().reduce(0) { $0 << 8 | UInt64($1) }
     }
@@ -318,6 +373,55 @@ public final class TraceWriter {
         appendRaw(text.utf8Start, text.utf8CodeUnitCount)
     }
 
+    // MARK: - Records
+
+    /// The buffer room one record line needs at most: each number with its scratch room and its JSON key,
+    /// plus the type and punctuation.
+    private static func recordReserve(type: String, columns: [String]) -> Int {
+        columns.reduce(type.utf8.count + DecimalFormatter.requiredCapacity + 64) {
+            $0 + $1.utf8.count + DecimalFormatter.requiredCapacity + 8
+        }
+    }
+
+    /// Appends one record of a writer made with ``init(fileDescriptor:name:format:recordType:columns:metadata:flushing:)``:
+    /// `t` and one value per column, in column order.
+    ///
+    /// - Precondition: The writer is in record mode and `values` has one value per column.
+    /// - Throws: `MotionError.Code.invalidArgument` (nothing written) when a value or the timestamp is not
+    ///   finite; `MotionError.Code.ioFailure` when writing fails.
+    public func write(recordAt timestamp: Double, values: some Collection<Double>) throws(MotionError) {
+        guard let record else { preconditionFailure("write(recordAt:values:) needs a writer made with columns") }
+        precondition(values.count == record.columns.count, "expected \(record.columns.count) values")
+        if let failure { throw failure }
+        guard timestamp.isFinite, values.allSatisfy(\.isFinite) else {
+            throw MotionError(
+                .invalidArgument, "a \(record.type) record at t = \(timestamp) has a value that is not finite",
+                at: MotionError.Location(file: name))
+        }
+        if !wrotePreamble { try writePreamble() }
+        if capacity - count < record.reserve { try drain() }
+        switch format {
+        case .csv:
+            appendNumber(timestamp)
+            for value in values {
+                appendByte(UInt8(ascii: ","))
+                appendNumber(value)
+            }
+            appendByte(UInt8(ascii: "\n"))
+        case .jsonl:
+            appendStaticBytes("{\"type\":\"")
+            for byte in record.type.utf8 { appendByte(byte) }
+            appendStaticBytes("\",\"t\":")
+            appendNumber(timestamp)
+            for (key, value) in zip(record.jsonKeys, values) {
+                key.withUnsafeBufferPointer { appendRaw($0.baseAddress!, $0.count) }
+                appendNumber(value)
+            }
+            appendWord(0x0A7D, length: 2)  // "}\n"
+        }
+        if flushing == .eachLine { try drain() }
+    }
+
     // MARK: - Events, metadata and text
 
     /// Appends an event: in JSON Lines one object `{"type":"<type>","t":<timestamp>,<fields>}`; in CSV the same
@@ -330,8 +434,8 @@ public final class TraceWriter {
     ///   - type: The event type, such as `shake`.
     ///   - timestamp: The event time in seconds, on the samples' clock; must be finite.
     ///   - fields: Further fields, in order.
-    /// - Throws: ``MotionError/Code/invalidArgument`` when `timestamp` is not finite;
-    ///   ``MotionError/Code/ioFailure`` when writing fails.
+    /// - Throws: `MotionError.Code.invalidArgument` when `timestamp` is not finite;
+    ///   `MotionError.Code.ioFailure` when writing fails.
     public func writeEvent(type: String, timestamp: Double, fields: [(String, EventValue)]) throws(MotionError) {
         if let failure { throw failure }
         guard timestamp.isFinite else {
@@ -410,8 +514,12 @@ public final class TraceWriter {
                     text += (comment.isEmpty ? "#\n" : "# \(Self.oneLine(comment))\n").utf8
                 }
             }
-            text += TraceColumns.names(for: sensors).joined(separator: ",").utf8
-            text.append(UInt8(ascii: "\n"))
+            if let record {
+                text += record.csvHeader
+            } else {
+                text += TraceColumns.names(for: sensors).joined(separator: ",").utf8
+                text.append(UInt8(ascii: "\n"))
+            }
         case .jsonl:
             guard !metadata.lines.isEmpty else { return }
             text += "{\"type\":\"metadata\",\"lines\":[".utf8
@@ -458,7 +566,7 @@ public final class TraceWriter {
 
     /// Writes everything buffered (and the metadata and header, if not yet written) to the file descriptor.
     ///
-    /// - Throws: ``MotionError/Code/ioFailure`` when writing fails (`EPIPE` when the reader of a pipe has gone).
+    /// - Throws: `MotionError.Code.ioFailure` when writing fails (`EPIPE` when the reader of a pipe has gone).
     public func flush() throws(MotionError) {
         if let failure { throw failure }
         if !wrotePreamble { try writePreamble() }

@@ -57,9 +57,10 @@ import Testing
         var failures: [String] = []
         for _ in 0..<100_000 {
             let value = randomFiniteDouble(using: &generator)
-            for text in [value.description, String(format: "%.16e", value), String(format: "%.24e", value),
-                String(format: "%.17f", value)]
-            {
+            for text in [
+                value.description, String(format: "%.16e", value), String(format: "%.24e", value),
+                String(format: "%.17f", value),
+            ] {
                 guard let expected = Double(text), expected.isFinite else { continue }
                 if parseNumber(text)?.bitPattern != expected.bitPattern { failures.append(text) }
             }

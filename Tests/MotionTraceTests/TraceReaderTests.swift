@@ -237,9 +237,9 @@ import Testing
         let known = "known columns are t, ax, ay, az, gx, gy, gz, mx, my, mz"
         expectHeaderError(
             "# a\n# b\nt,ax,foo,ay,az\n", line: 3, column: "foo",
-            message: "unknown column \"foo\" (column 3); \(known)")
-        expectHeaderError("t,ax,,ay\n", line: 1, column: "3", message: "unknown column \"\" (column 3); \(known)")
-        expectHeaderError("t,AX,ay,az\n", line: 1, column: "AX", message: "unknown column \"AX\" (column 2); \(known)")
+            message: "unknown column \"foo\"; \(known)")
+        expectHeaderError("t,ax,,ay\n", line: 1, column: "3", message: "empty column name (column 3); \(known)")
+        expectHeaderError("t,AX,ay,az\n", line: 1, column: "AX", message: "unknown column \"AX\"; \(known)")
         expectHeaderError(
             "t,ax,ay,az,ax\n", line: 1, column: "ax",
             message: "duplicate column \"ax\": columns 2 and 5 have the same name")
@@ -416,7 +416,8 @@ import Testing
     func reportsPermissionDenied() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("locked-\(UUID().uuidString)").path
         #expect(
-            FileManager.default.createFile(atPath: path, contents: Data("t\n".utf8), attributes: [.posixPermissions: 0]))
+            FileManager.default.createFile(atPath: path, contents: Data("t\n".utf8), attributes: [.posixPermissions: 0])
+        )
         defer { try? FileManager.default.removeItem(atPath: path) }
         #expect {
             try TraceReader(path: path)

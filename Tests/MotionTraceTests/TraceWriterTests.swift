@@ -8,7 +8,8 @@ import Testing
     static let samples: [MotionSample] = [
         MotionSample(
             timestamp: 0, acceleration: Acceleration(x: -0.00887329394, y: 0.5, z: -1),
-            rotationRate: RotationRate(x: 0.001, y: -0.0, z: 3), magneticField: MagneticField(x: 16.1633417, y: 1e-7, z: -42)),
+            rotationRate: RotationRate(x: 0.001, y: -0.0, z: 3),
+            magneticField: MagneticField(x: 16.1633417, y: 1e-7, z: -42)),
         MotionSample(timestamp: 0.0035, rotationRate: RotationRate(x: 1, y: 2, z: 3)),
         MotionSample(timestamp: 0.0035, acceleration: Acceleration(x: 1e300, y: -6.52338106e-19, z: 0.1)),
     ]
@@ -199,7 +200,9 @@ import Testing
         let gyroOnly = TraceWriter(format: .csv, sensors: [.gyroscope])
         try gyroOnly.write(MotionSample(timestamp: 0, acceleration: Acceleration(x: .nan, y: 0, z: 0)))
         try writer.write(MotionSample(timestamp: 3))
-        #expect(String(decoding: writer.writtenBytes, as: UTF8.self) == "t,ax,ay,az,gx,gy,gz,mx,my,mz\n2,,,,,,,,,\n3,,,,,,,,,\n")
+        #expect(
+            String(decoding: writer.writtenBytes, as: UTF8.self)
+                == "t,ax,ay,az,gx,gy,gz,mx,my,mz\n2,,,,,,,,,\n3,,,,,,,,,\n")
         #expect(throws: MotionError.self) {
             try TraceWriter(fileDescriptor: 987_654, name: "bad", format: .csv, sensors: .all)
         }
@@ -280,6 +283,41 @@ import Testing
             #expect(drain.received == (flushing == .eachLine ? Array(line.utf8) : []), "\(flushing)")
             try writer.flush()
             #expect(drain.finish() == Array(line.utf8))
+        }
+    }
+
+    @Test func writesRecordsWithTheirOwnColumns() throws {
+        for format in TraceFormat.allCases {
+            let drain = Drain()
+            let writer = try TraceWriter(
+                fileDescriptor: drain.writeEnd, name: "<pipe>", format: format, recordType: "attitude",
+                columns: ["qw", "qx", "qy", "qz"], metadata: TraceMetadata(lines: [.entry(key: "source", value: "x")]))
+            try writer.write(recordAt: 0.5, values: [1, 0, -0.0, 0.25])
+            try writer.write(recordAt: 1, values: [0.5, 0.5, 0.5, 0.5])
+            #expect {
+                try writer.write(recordAt: 2, values: [.nan, 0, 0, 0])
+            } throws: { error in
+                (error as! MotionError).code == .invalidArgument
+            }
+            try writer.flush()
+            let text = String(decoding: drain.finish(), as: UTF8.self)
+            switch format {
+            case .csv:
+                #expect(text == "# source: x\nt,qw,qx,qy,qz\n0.5,1,0,-0,0.25\n1,0.5,0.5,0.5,0.5\n")
+            case .jsonl:
+                #expect(
+                    text == """
+                        {"type":"metadata","lines":[{"key":"source","value":"x"}]}
+                        {"type":"attitude","t":0.5,"qw":1,"qx":0,"qy":-0,"qz":0.25}
+                        {"type":"attitude","t":1,"qw":0.5,"qx":0.5,"qy":0.5,"qz":0.5}
+
+                        """)
+            }
+        }
+        for columns in [["q w"], [""], ["é"], (0..<2000).map { "column\($0)" }] {
+            #expect(throws: MotionError.self) {
+                try TraceWriter(fileDescriptor: 1, name: "x", format: .csv, recordType: "r", columns: columns)
+            }
         }
     }
 
