@@ -29,6 +29,10 @@ let package = Package(
         // C libraries, visible only inside MotionIIO (`internal import`).
         .systemLibrary(name: "CLibIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
         .systemLibrary(name: "CLibUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+        // Test support only (not in any product): umockdev testbeds that emulate IIO devices in-process.
+        .systemLibrary(name: "CUMockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
+        // Test support only: re-executes the test binary once with umockdev's preload library (Docs/Devices.md).
+        .target(name: "UMockdevPreload", linkerSettings: [.linkedLibrary("dl")]),
 
         // C-free, Foundation-free value types: samples, units, attitude, errors.
         .target(name: "MotionCore", dependencies: [.product(name: "RealModule", package: "swift-numerics")]),
@@ -41,6 +45,8 @@ let package = Package(
         .target(name: "MotionTrace", dependencies: ["MotionCore"]),
         // Linux IIO devices through libiio and libudev.
         .target(name: "MotionIIO", dependencies: ["MotionCore", "CLibIIO", "CLibUdev"]),
+        // Test support only: Swift testbed wrapper, emulated device descriptions and a scan encoder.
+        .target(name: "IIOTestbed", dependencies: ["CUMockdev", "UMockdevPreload"]),
         // Deterministic, seeded synthetic motion (simulator) for tests, recordings and users' tests.
         .target(
             name: "MotionTesting",
@@ -60,9 +66,9 @@ let package = Package(
             dependencies: ["MotionAlgorithms", "MotionTesting", .product(name: "RealModule", package: "swift-numerics")]
         ),
         .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionTesting"]),
-        .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO"]),
+        .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO", "IIOTestbed"]),
         .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace"]),
-        .testTarget(name: "motionctlTests", dependencies: ["motionctl", "MotionTrace"]),
+        .testTarget(name: "motionctlTests", dependencies: ["motionctl", "MotionTrace", "IIOTestbed"]),
     ]
 )
 
