@@ -24,5 +24,17 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
         ),
+        .executableTarget(
+            name: "FusionBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "MotionAlgorithms", package: "swift-motion"),
+                .product(name: "MotionCore", package: "swift-motion"),
+                .product(name: "MotionTesting", package: "swift-motion"),
+            ],
+            path: "Benchmarks/FusionBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
     ]
 )

@@ -58,11 +58,11 @@ public struct Quaternion<Scalar: MotionScalar>: Hashable, Sendable {
     public var imaginary: SIMD3<Scalar> { SIMD3(x, y, z) }
 
     /// The conjugate `w − x·i − y·j − z·k`; for a unit quaternion, the inverse rotation.
-    @inlinable
+    @inlinable @inline(__always)
     public var conjugate: Quaternion { Quaternion(w: w, x: -x, y: -y, z: -z) }
 
     /// The squared Euclidean norm `w² + x² + y² + z²`.
-    @inlinable
+    @inlinable @inline(__always)
     public var lengthSquared: Scalar { w * w + x * x + y * y + z * z }
 
     /// The Euclidean norm.
@@ -79,7 +79,7 @@ public struct Quaternion<Scalar: MotionScalar>: Hashable, Sendable {
     }
 
     /// The Hamilton product `lhs · rhs`: the rotation `rhs` followed by `lhs`.
-    @inlinable
+    @inlinable @inline(__always)
     public static func * (lhs: Quaternion, rhs: Quaternion) -> Quaternion {
         Quaternion(
             w: lhs.w * rhs.w - lhs.x * rhs.x - lhs.y * rhs.y - lhs.z * rhs.z,
@@ -90,7 +90,7 @@ public struct Quaternion<Scalar: MotionScalar>: Hashable, Sendable {
     }
 
     /// Rotates `v` by this unit quaternion: `q · v · q*`.
-    @inlinable
+    @inlinable @inline(__always)
     public func act(on v: SIMD3<Scalar>) -> SIMD3<Scalar> {
         // v' = v + 2w(u × v) + 2u × (u × v), u the vector part.
         let u = imaginary
@@ -99,7 +99,7 @@ public struct Quaternion<Scalar: MotionScalar>: Hashable, Sendable {
     }
 
     /// The matrix `M` with `M · v = q · v · q*` for a unit quaternion.
-    @inlinable
+    @inlinable @inline(__always)
     public var rotationMatrix: RotationMatrix<Scalar> {
         let xx = x * x, yy = y * y, zz = z * z
         let xy = x * y, xz = x * z, yz = y * z
@@ -153,7 +153,7 @@ public struct Quaternion<Scalar: MotionScalar>: Hashable, Sendable {
 }
 
 /// The cross product `a × b`.
-@inlinable
+@inlinable @inline(__always)
 public func cross<Scalar: MotionScalar>(_ a: SIMD3<Scalar>, _ b: SIMD3<Scalar>) -> SIMD3<Scalar> {
     SIMD3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x)
 }

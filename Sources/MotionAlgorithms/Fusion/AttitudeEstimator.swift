@@ -99,8 +99,8 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     // Bias estimation (Kalman filter in rad/s).
     @usableFromInline var bias: Vector = .zero
     @usableFromInline var biasCovariance: Matrix3<Scalar>
-    @usableFromInline var rotationLowPass = ButterworthLowPass<SIMD16<Scalar>>()
-    @usableFromInline var earthBiasLowPass = ButterworthLowPass<SIMD2<Scalar>>()
+    @usableFromInline var rotationLowPass = ButterworthLowPass<SIMD8<Scalar>>()
+    @usableFromInline var rotationAndBiasLowPass = ButterworthLowPass<SIMD4<Scalar>>()
 
     // Rest detection.
     @usableFromInline var restCoefficients: ButterworthCoefficients<Scalar>
@@ -127,14 +127,14 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         accelerationCoefficients = ButterworthCoefficients(tau: configuration.accelerometerTimeConstant)
         restCoefficients = ButterworthCoefficients(tau: configuration.restFilterTimeConstant)
         magneticCoefficients = ButterworthCoefficients(tau: configuration.magneticCurrentTimeConstant)
-        biasCovariance = .diagonal(Scalar(configuration.initialBiasUncertainty * configuration.initialBiasUncertainty))
+        biasCovariance = .diagonal(SIMD3(repeating: Scalar(configuration.initialBiasUncertainty * configuration.initialBiasUncertainty)))
     }
 
     // MARK: Outputs
 
     /// Device → 6D earth frame (z up, x arbitrary but fixed): the `xArbitraryZVertical` attitude.
     @inlinable
-    public var quaternion6D: Quaternion<Scalar> { (inclinationQuaternion * gyroscopeQuaternion).normalized }
+    public var quaternion6D: Quaternion<Scalar> { Self.renormalized(inclinationQuaternion * gyroscopeQuaternion) }
 
     /// Device → north–west–up frame (x magnetic north): the `xMagneticNorthZVertical` attitude. Equal to the 6D
     /// attitude turned about the vertical by ``headingCorrection``.
@@ -154,7 +154,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     /// The standard deviation of the bias estimate (largest over the axes), in rad/s.
     @inlinable
     public var gyroscopeBiasUncertainty: Scalar {
-        max(biasCovariance.m11, biasCovariance.m22, biasCovariance.m33).squareRoot()
+        max(biasCovariance.r0.x, biasCovariance.r1.y, biasCovariance.r2.z).squareRoot()
     }
 
     /// `true` while the device is detected at rest.
@@ -205,11 +205,32 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
             }
         }
 
-        let rate = omega - bias
-        let angle = (rate * rate).sum().squareRoot() * Scalar(dt)
-        if angle > Scalar.ulpOfOne {
-            gyroscopeQuaternion = (gyroscopeQuaternion * Quaternion(angle: angle, axis: rate)).normalized
+        let step = Self.exponential((omega - bias) * Scalar(dt))
+        gyroscopeQuaternion = Self.renormalized(gyroscopeQuaternion * step)
+    }
+
+    /// The unit quaternion of the rotation vector `v` (radians): `exp(v/2)`. Below 0.05 rad the series
+    /// `cos(θ/2) = 1 − θ²/8 + θ⁴/384`, `sin(θ/2)/θ = 1/2 − θ²/48 + θ⁴/3840` is exact to 10⁻¹³, with no sin, cos or
+    /// square root.
+    @inlinable @inline(__always)
+    static func exponential(_ v: Vector) -> Quaternion<Scalar> {
+        let theta2 = (v * v).sum()
+        if theta2 < Scalar(0.0025) {
+            let w = 1 - theta2 / 8 + theta2 * theta2 / 384
+            let s = Scalar(0.5) - theta2 / 48 + theta2 * theta2 / 3840
+            return Quaternion(w: w, x: v.x * s, y: v.y * s, z: v.z * s)
         }
+        return Quaternion(rotationVector: v)
+    }
+
+    /// `q` scaled back to unit length; `q` must be close to unit length already (as after one small rotation),
+    /// so one Newton step `q·(3 − |q|²)/2` does, with no square root. Falls back to exact normalisation otherwise.
+    @inlinable @inline(__always)
+    static func renormalized(_ q: Quaternion<Scalar>) -> Quaternion<Scalar> {
+        let n2 = q.lengthSquared
+        guard abs(n2 - 1) < Scalar(1e-3) else { return q.normalized }
+        let k = (3 - n2) / 2
+        return Quaternion(w: q.w * k, x: q.x * k, y: q.y * k, z: q.z * k)
     }
 
     @inlinable
@@ -245,7 +266,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         let inertial = gyroscopeQuaternion.act(on: specificForce)
         let filtered = inertialAcceleration.update(inertial, interval: dt, coefficients: accelerationCoefficients)
         let earth = inclinationQuaternion.act(on: filtered).normalizedOrZ
-        inclinationQuaternion = (Self.correction(towardsUp: earth) * inclinationQuaternion).normalized
+        inclinationQuaternion = Self.renormalized(Self.correction(towardsUp: earth) * inclinationQuaternion)
 
         if configuration.estimatesBiasInMotion || configuration.estimatesBiasAtRest {
             updateBias(earthAcceleration: earth, interval: dt)
@@ -264,21 +285,23 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     mutating func updateBias(earthAcceleration earth: Vector, interval dt: Double) {
         let c = configuration
         let limit = Scalar(c.biasLimit)
-        let rotation = quaternion6D.rotationMatrix
-        let earthBias = SIMD2((rotation.rows.0 * bias).sum(), (rotation.rows.1 * bias).sum())
-        let r = rotationLowPass.update(
-            SIMD16(
-                rotation.m11, rotation.m12, rotation.m13, rotation.m21, rotation.m22, rotation.m23,
-                rotation.m31, rotation.m32, rotation.m33, 0, 0, 0, 0, 0, 0, 0),
+        let rotation = Matrix3(rotation: quaternion6D)
+        // Low-pass the rotation matrix and the earth-frame bias (x, y) with the accelerometer's filter, so that
+        // the bias model sees the same delay as the inclination corrections. Packed as 8 + 4 lanes.
+        let earthBias = SIMD2((rotation.r0 * bias).sum(), (rotation.r1 * bias).sum())
+        let r8 = rotationLowPass.update(
+            SIMD8(rotation.r0.x, rotation.r0.y, rotation.r0.z, rotation.r1.x, rotation.r1.y, rotation.r1.z,
+                  rotation.r2.x, rotation.r2.y),
             interval: dt, coefficients: accelerationCoefficients)
+        let r4 = rotationAndBiasLowPass.update(
+            SIMD4(rotation.r2.z, earthBias.x, earthBias.y, 0), interval: dt, coefficients: accelerationCoefficients)
         let filteredRotation = Matrix3(
-            m11: r[0], m12: r[1], m13: r[2], m21: r[3], m22: r[4], m23: r[5], m31: r[6], m32: r[7], m33: r[8])
-        let filteredEarthBias = earthBiasLowPass.update(earthBias, interval: dt, coefficients: accelerationCoefficients)
+            rows: SIMD3(r8[0], r8[1], r8[2]), SIMD3(r8[3], r8[4], r8[5]), SIMD3(r8[6], r8[7], r4[0]))
 
         // Process noise: the variance grows back to (0.1 °/s)² over the forgetting time.
         let v = Scalar((0.1 * Double.pi / 180) * (0.1 * Double.pi / 180) * dt / c.biasForgettingTime)
         let p0 = Scalar(c.initialBiasUncertainty * c.initialBiasUncertainty)
-        if biasCovariance.m11 < p0 { biasCovariance = biasCovariance + .diagonal(v) }
+        if biasCovariance.r0.x < p0 { biasCovariance = biasCovariance + .diagonal(SIMD3(repeating: v)) }
 
         let h: Matrix3<Scalar>
         var e: Vector
@@ -292,8 +315,8 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
             let rate = Scalar(1 / dt)
             let predicted = filteredRotation * bias
             e = Vector(
-                -earth.y * rate + filteredEarthBias.x - predicted.x,
-                earth.x * rate + filteredEarthBias.y - predicted.y,
+                -earth.y * rate + r4[1] - predicted.x,
+                earth.x * rate + r4[2] - predicted.y,
                 -predicted.z)
             h = filteredRotation
             let p = Scalar(c.biasUncertaintyInMotion * c.biasUncertaintyInMotion)
@@ -303,13 +326,12 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
             return
         }
         e.clamp(lowerBound: Vector(repeating: -limit), upperBound: Vector(repeating: limit))
-        // K = P Hᵀ (W + H P Hᵀ)⁻¹; b += K e; P −= K H P.
-        let pht = biasCovariance * h.transposed
-        let s = h * pht + .diagonal(w)
-        guard let sInverse = s.inverse else { return }
-        let k = pht * sInverse
+        // Kalman update with A = P Hᵀ: S = H A + W, K = A S⁻¹, b += K e, P −= K Aᵀ (P is symmetric, so H P = Aᵀ).
+        let a = biasCovariance * h.transposed
+        guard let sInverse = (h * a + .diagonal(w)).inverse else { return }
+        let k = a * sInverse
         bias += k * e
-        biasCovariance = biasCovariance - k * h * biasCovariance
+        biasCovariance = biasCovariance - k * a.transposed
         bias.clamp(lowerBound: Vector(repeating: -limit), upperBound: Vector(repeating: limit))
     }
 

@@ -51,7 +51,7 @@ struct ButterworthLowPass<Vector: SIMD & Sendable>: Sendable where Vector.Scalar
     @inlinable
     init() {}
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func update(_ x: Vector, interval dt: Double, coefficients k: ButterworthCoefficients<Scalar>) -> Vector {
         if warmUpTime >= 0 {
             warmUpCount += 1

@@ -1,42 +1,64 @@
 public import MotionCore
 
-/// A general 3×3 matrix for the estimators' linear algebra (row by row, as ``MotionCore/RotationMatrix``).
+/// A 3×3 matrix stored as three row vectors, for the estimators' small linear algebra. Every operation is
+/// forced inline: these run on every sample.
 @usableFromInline
-typealias Matrix3<Scalar: MotionScalar> = RotationMatrix<Scalar>
+struct Matrix3<Scalar: MotionScalar>: Sendable {
+    @usableFromInline var r0: SIMD3<Scalar>
+    @usableFromInline var r1: SIMD3<Scalar>
+    @usableFromInline var r2: SIMD3<Scalar>
 
-extension RotationMatrix {
-    /// A diagonal matrix with `d` on the diagonal.
-    @inlinable
-    static func diagonal(_ d: Scalar) -> RotationMatrix { diagonal(SIMD3(repeating: d)) }
-
-    /// A diagonal matrix with `d` on the diagonal.
-    @inlinable
-    static func diagonal(_ d: SIMD3<Scalar>) -> RotationMatrix {
-        RotationMatrix(m11: d.x, m12: 0, m13: 0, m21: 0, m22: d.y, m23: 0, m31: 0, m32: 0, m33: d.z)
+    @inlinable @inline(__always)
+    init(rows r0: SIMD3<Scalar>, _ r1: SIMD3<Scalar>, _ r2: SIMD3<Scalar>) {
+        (self.r0, self.r1, self.r2) = (r0, r1, r2)
     }
 
-    @inlinable
-    static func + (a: RotationMatrix, b: RotationMatrix) -> RotationMatrix {
-        let (a1, a2, a3) = a.rows, (b1, b2, b3) = b.rows
-        return RotationMatrix(rows: a1 + b1, a2 + b2, a3 + b3)
+    /// The matrix `M` with `M · v = q · v · q*` for a unit quaternion.
+    @inlinable @inline(__always)
+    init(rotation q: Quaternion<Scalar>) {
+        let m = q.rotationMatrix
+        self.init(rows: SIMD3(m.m11, m.m12, m.m13), SIMD3(m.m21, m.m22, m.m23), SIMD3(m.m31, m.m32, m.m33))
     }
 
-    @inlinable
-    static func - (a: RotationMatrix, b: RotationMatrix) -> RotationMatrix {
-        let (a1, a2, a3) = a.rows, (b1, b2, b3) = b.rows
-        return RotationMatrix(rows: a1 - b1, a2 - b2, a3 - b3)
+    @inlinable @inline(__always)
+    static func diagonal(_ d: SIMD3<Scalar>) -> Matrix3 {
+        Matrix3(rows: SIMD3(d.x, 0, 0), SIMD3(0, d.y, 0), SIMD3(0, 0, d.z))
     }
 
-    /// The inverse by cofactors, or `nil` when the determinant is zero or not finite.
-    @inlinable
-    var inverse: RotationMatrix? {
-        let c11 = m22 * m33 - m23 * m32, c12 = m23 * m31 - m21 * m33, c13 = m21 * m32 - m22 * m31
-        let det = m11 * c11 + m12 * c12 + m13 * c13
+    @inlinable @inline(__always)
+    static var identity: Matrix3 { diagonal(SIMD3(repeating: 1)) }
+
+    @inlinable @inline(__always)
+    var transposed: Matrix3 {
+        Matrix3(rows: SIMD3(r0.x, r1.x, r2.x), SIMD3(r0.y, r1.y, r2.y), SIMD3(r0.z, r1.z, r2.z))
+    }
+
+    @inlinable @inline(__always)
+    static func * (m: Matrix3, v: SIMD3<Scalar>) -> SIMD3<Scalar> {
+        SIMD3((m.r0 * v).sum(), (m.r1 * v).sum(), (m.r2 * v).sum())
+    }
+
+    /// `A · B`, each row of the product a combination of B's rows.
+    @inlinable @inline(__always)
+    static func * (a: Matrix3, b: Matrix3) -> Matrix3 {
+        @inline(__always) func row(_ r: SIMD3<Scalar>) -> SIMD3<Scalar> { r.x * b.r0 + r.y * b.r1 + r.z * b.r2 }
+        return Matrix3(rows: row(a.r0), row(a.r1), row(a.r2))
+    }
+
+    @inlinable @inline(__always)
+    static func + (a: Matrix3, b: Matrix3) -> Matrix3 { Matrix3(rows: a.r0 + b.r0, a.r1 + b.r1, a.r2 + b.r2) }
+
+    @inlinable @inline(__always)
+    static func - (a: Matrix3, b: Matrix3) -> Matrix3 { Matrix3(rows: a.r0 - b.r0, a.r1 - b.r1, a.r2 - b.r2) }
+
+    /// The inverse by cofactors (rows of the inverse are cross products of the columns... of the transpose), or
+    /// `nil` when the determinant is zero or not finite.
+    @inlinable @inline(__always)
+    var inverse: Matrix3? {
+        // For M with rows a, b, c: M⁻¹ = [b×c, c×a, a×b]ᵀ / (a · (b×c)).
+        let bc = cross(r1, r2), ca = cross(r2, r0), ab = cross(r0, r1)
+        let det = (r0 * bc).sum()
         guard det != 0, det.isFinite else { return nil }
-        let s = 1 / det
-        return RotationMatrix(
-            m11: c11 * s, m12: (m13 * m32 - m12 * m33) * s, m13: (m12 * m23 - m13 * m22) * s,
-            m21: c12 * s, m22: (m11 * m33 - m13 * m31) * s, m23: (m13 * m21 - m11 * m23) * s,
-            m31: c13 * s, m32: (m12 * m31 - m11 * m32) * s, m33: (m11 * m22 - m12 * m21) * s)
+        return Matrix3(rows: bc / det, ca / det, ab / det).transposed
     }
 }
