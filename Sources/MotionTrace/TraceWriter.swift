@@ -389,7 +389,7 @@ public final class TraceWriter {
     /// - Precondition: The writer is in record mode and `values` has one value per column.
     /// - Throws: `MotionError.Code.invalidArgument` (nothing written) when a value or the timestamp is not
     ///   finite; `MotionError.Code.ioFailure` when writing fails.
-    public func write(recordAt timestamp: Double, values: some Collection<Double>) throws(MotionError) {
+    public func write(recordAt timestamp: Double, values: [Double]) throws(MotionError) {
         guard let record else { preconditionFailure("write(recordAt:values:) needs a writer made with columns") }
         precondition(values.count == record.columns.count, "expected \(record.columns.count) values")
         if let failure { throw failure }
@@ -403,9 +403,9 @@ public final class TraceWriter {
         switch format {
         case .csv:
             appendNumber(timestamp)
-            for value in values {
+            for index in values.indices {
                 appendByte(UInt8(ascii: ","))
-                appendNumber(value)
+                appendNumber(values[index])
             }
             appendByte(UInt8(ascii: "\n"))
         case .jsonl:
@@ -413,9 +413,9 @@ public final class TraceWriter {
             for byte in record.type.utf8 { appendByte(byte) }
             appendStaticBytes("\",\"t\":")
             appendNumber(timestamp)
-            for (key, value) in zip(record.jsonKeys, values) {
-                key.withUnsafeBufferPointer { appendRaw($0.baseAddress!, $0.count) }
-                appendNumber(value)
+            for index in values.indices {
+                record.jsonKeys[index].withUnsafeBufferPointer { appendRaw($0.baseAddress!, $0.count) }
+                appendNumber(values[index])
             }
             appendWord(0x0A7D, length: 2)  // "}\n"
         }
