@@ -28,15 +28,28 @@ enum SystemCall {
         path.withCString { cPath in retryingInterrupts { open(cPath, O_RDONLY | O_CLOEXEC) } }
     }
 
-    /// Reads at most `count` bytes into `buffer` (`read(2)`); 0 means end of file.
+    /// Reads at most `count` bytes into `buffer` (`read(2)`); 0 means end of file. A non-blocking descriptor
+    /// that has no data yet (`EAGAIN`) is waited for with `poll(2)`.
     static func read(_ fd: Int32, into buffer: UnsafeMutablePointer<UInt8>, count: Int) -> Result<Int, SystemErrno> {
-        retryingInterrupts {
-            #if canImport(Glibc)
-                Glibc.read(fd, buffer, count)
-            #else
-                Darwin.read(fd, buffer, count)
-            #endif
+        while true {
+            let result = retryingInterrupts {
+                #if canImport(Glibc)
+                    Glibc.read(fd, buffer, count)
+                #else
+                    Darwin.read(fd, buffer, count)
+                #endif
+            }
+            guard case .failure(let error) = result, error.rawValue == EAGAIN || error.rawValue == EWOULDBLOCK else {
+                return result
+            }
+            if case .failure(let pollError) = waitUntilReady(fd, for: Int16(POLLIN)) { return .failure(pollError) }
         }
+    }
+
+    /// Waits until `fd` is ready for `events` (`poll(2)`, no timeout).
+    private static func waitUntilReady(_ fd: Int32, for events: Int16) -> Result<Void, SystemErrno> {
+        var request = pollfd(fd: fd, events: events, revents: 0)
+        return retryingInterrupts { poll(&request, 1, -1) }.map { _ in () }
     }
 
     /// Writes all `count` bytes of `buffer` (`write(2)`), continuing after partial writes and waiting with
@@ -55,10 +68,7 @@ enum SystemCall {
             case .success(let written):
                 done += written
             case .failure(let error) where error.rawValue == EAGAIN || error.rawValue == EWOULDBLOCK:
-                var request = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                if case .failure(let pollError) = retryingInterrupts({ poll(&request, 1, -1) }) {
-                    return .failure(pollError)
-                }
+                if case .failure(let pollError) = waitUntilReady(fd, for: Int16(POLLOUT)) { return .failure(pollError) }
             case .failure(let error):
                 return .failure(error)
             }

@@ -373,6 +373,8 @@ import Testing
         }
         writer.start()
         defer { close(readEnd) }
+        // Non-blocking, as stdin sometimes is: reads that find no data wait with poll(2).
+        #expect(fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK) == 0)
         let reader = try TraceReader(fileDescriptor: readEnd, name: "<stdin>", options: smallBuffer(4096))
         #expect(reader.metadata["source"] == "varied")
         #expect(try reader.readAll() == readAll(text))
