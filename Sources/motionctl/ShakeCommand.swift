@@ -1,0 +1,527 @@
+import ArgumentParser
+import MotionAlgorithms
+import MotionCore
+import MotionTesting
+import MotionTrace
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `motionctl shake`: shake gestures (began, ended, cancelled) from a trace, or the detector's figures on
+/// simulated labelled scenarios.
+struct ShakeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "shake",
+        abstract: "Print shake gestures (began, ended, cancelled) found in a trace.",
+        discussion: """
+            Each line is one event with UIKit's phases: began when a back-and-forth along one line has made \
+            --reversals reversals, ended when it stops within --max-duration, cancelled when it goes on longer \
+            (tooLong), stops being along one line (notAShake), or the trace ends during it (interrupted). The \
+            axis is the device axis with most of the shake's energy. The trace is replayed like stream (--speed \
+            realtime by default, so events appear when a live device would produce them; --speed max for \
+            batch use). --evaluate instead scores the detector on simulated labelled scenarios and prints \
+            precision and recall. See Docs/MotionEvents.md.
+            """
+    )
+
+    @Option(help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
+    var trace: String?
+
+    @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
+    var speed: ReplaySpeed = .realtime
+
+    @Option(help: "Output format: text (one line per event) or jsonl (JSON Lines).")
+    var format: EventFormat = .text
+
+    @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
+    var lenient = false
+
+    @OptionGroup var sensitivity: ShakeSensitivityOptions
+    @OptionGroup var evaluation: EvaluationOptions
+
+    @Option(help: ArgumentHelp(
+        "With --evaluate: score Square seismic's rule instead (|a| over N m/s² in ≥ 75 % of 0.5 s; 11, 13 or 15).",
+        valueName: "m/s²"))
+    var seismic: Double?
+
+    func validate() throws {
+        try evaluation.validate(trace: trace)
+        if let seismic {
+            guard evaluation.evaluate else { throw ValidationError("--seismic only works with --evaluate.") }
+            guard seismic > 0, seismic.isFinite else { throw ValidationError("--seismic must be a positive number of m/s², got \(seismic).") }
+        }
+    }
+
+    func run() throws {
+        Interruption.install()
+        do {
+            if evaluation.evaluate {
+                try evaluate()
+            } else {
+                try detect()
+            }
+        } catch {
+            throw report(error)
+        }
+    }
+
+    func detect() throws(MotionError) {
+        let path = trace ?? "-"
+        let reader = try TraceReader(path: path, options: .init(lenient: lenient))
+        defer {
+            if lenient, reader.skipReport.skippedRows > 0 { printToStandardError("motionctl: warning: \(reader.skipReport)") }
+        }
+        try requireAccelerometer(reader, path: path)
+        let output = try EventOutput(format: format)
+        var detector = ShakeDetector<Double>(configuration: sensitivity.configuration)
+        var pacer = Pacer(speed: speed.factor)
+        var last: Double?
+        while !Interruption.isRequested, let sample = try reader.next() {
+            guard let acceleration = sample.acceleration else { continue }
+            if let deadline = pacer.deadline(for: sample.timestamp) {
+                try output.flush()
+                Pacer.sleep(until: deadline)
+                if Interruption.isRequested { break }
+            }
+            last = sample.timestamp
+            if let event = detector.update(acceleration.vector, at: sample.timestamp) {
+                try write(event, to: output)
+            }
+        }
+        // The input ended (or was interrupted) during a shake: the sensor stopped, as an interruption.
+        if let last, let event = detector.cancel(at: last) { try write(event, to: output) }
+        try output.flush()
+    }
+
+    func write(_ event: ShakeEvent, to output: EventOutput) throws(MotionError) {
+        switch output.format {
+        case .text:
+            try output.writeLine(timestamp: event.timestamp, message: Self.text(for: event))
+        case .jsonl:
+            var fields: [(String, EventValue)] = [("phase", .string(event.phase.name))]
+            if case .cancelled(let reason) = event.phase { fields.append(("reason", .string(reason.rawValue))) }
+            fields += [
+                ("axis", .string(event.axis.rawValue)), ("start", .number(event.startTime)),
+                ("strokes", .number(Double(event.strokes))), ("peak", .number(event.peakAcceleration)),
+            ]
+            try output.writeEvent(type: "shake", timestamp: event.timestamp, fields: fields)
+        }
+    }
+
+    /// `Shake began (axis x, 3 strokes, peak 1.52 g)`, `Shake cancelled: tooLong (axis y, …)`.
+    static func text(for event: ShakeEvent) -> String {
+        let phase =
+            switch event.phase {
+            case .began: "Shake began"
+            case .ended: "Shake ended"
+            case .cancelled(let reason): "Shake cancelled: \(reason)"
+            }
+        let duration = event.phase == .began ? "" : ", \(fixed(event.timestamp - event.startTime, 3)) s"
+        return "\(phase) (axis \(event.axis), \(event.strokes) strokes\(duration), peak \(fixed(event.peakAcceleration, 2)) g)"
+    }
+
+    func evaluate() throws(MotionError) {
+        let seeds = evaluation.scenarioSeeds.seeds
+        var score = ShakeScore()
+        for seed in seeds {
+            if Interruption.isRequested { break }
+            let scenario = Scenario.random(seed: seed)
+            let simulation = try Simulation(scenario: scenario, options: evaluation.simulationOptions(seed: seed))
+            if let seismic {
+                score.addSeismic(scenario: scenario, simulation: simulation, threshold: seismic)
+            } else {
+                score.add(scenario: scenario, simulation: simulation, configuration: sensitivity.configuration)
+            }
+        }
+        let output = try EventOutput(format: .text)
+        let title = seismic.map { "Square seismic's rule (\($0) m/s², 75 % of 0.5 s)" } ?? "shake detection"
+        for line in score.report(title: title, options: evaluation, verbose: evaluation.verbose) {
+            try output.writeLine(line)
+        }
+        try output.flush()
+    }
+}
+
+/// The shake detector's sensitivity options.
+struct ShakeSensitivityOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Linear acceleration a stroke must reach, after gravity removal.", valueName: "g"))
+    var threshold: Double = 0.35
+
+    @Option(name: .customLong("min-frequency"), help: ArgumentHelp("Slowest shake (full cycles per second).", valueName: "hz"))
+    var minimumFrequency: Double = 1.5
+
+    @Option(name: .customLong("max-frequency"), help: ArgumentHelp("Fastest shake.", valueName: "hz"))
+    var maximumFrequency: Double = 10
+
+    @Option(help: ArgumentHelp("Reversals (changes of direction) that make a shake begin.", valueName: "n"))
+    var reversals: Int = 2
+
+    @Option(name: .customLong("max-duration"), help: ArgumentHelp(
+        "Longest shake that ends rather than being cancelled.", valueName: "seconds"))
+    var maximumDuration: Double = 1
+
+    @Option(name: .customLong("min-linearity"), help: ArgumentHelp(
+        "Fraction of the motion's energy that must lie along one line.", valueName: "0-1"))
+    var minimumLinearity: Double = 0.97
+
+    func validate() throws {
+        guard threshold > 0, threshold.isFinite else { throw ValidationError("--threshold must be a positive number of g, got \(threshold).") }
+        guard minimumFrequency > 0, maximumFrequency > minimumFrequency, maximumFrequency.isFinite else {
+            throw ValidationError(
+                "--min-frequency and --max-frequency must be positive hertz with min < max, got \(minimumFrequency) and \(maximumFrequency).")
+        }
+        guard maximumFrequency < 15 else {
+            throw ValidationError("--max-frequency must be below the 15 Hz smoothing cutoff, got \(maximumFrequency).")
+        }
+        guard minimumFrequency > 0.8 else {
+            throw ValidationError("--min-frequency must be above the 0.8 Hz gravity cutoff, got \(minimumFrequency).")
+        }
+        guard reversals >= 1 else { throw ValidationError("--reversals must be at least 1, got \(reversals).") }
+        guard maximumDuration > 0, maximumDuration.isFinite else {
+            throw ValidationError("--max-duration must be a positive number of seconds, got \(maximumDuration).")
+        }
+        guard (0...1).contains(minimumLinearity) else {
+            throw ValidationError("--min-linearity must be between 0 and 1, got \(minimumLinearity).")
+        }
+    }
+
+    var configuration: ShakeDetector<Double>.Configuration {
+        ShakeDetector<Double>.Configuration(
+            threshold: threshold, frequencyBand: minimumFrequency...maximumFrequency, minimumReversals: reversals,
+            minimumLinearity: minimumLinearity, maximumDuration: maximumDuration)
+    }
+}
+
+// MARK: - Shared by the event commands
+
+/// The output formats of the event commands.
+enum EventFormat: String, ExpressibleByArgument, CaseIterable {
+    /// One line per event: the timestamp (3 decimals) and a monitor-sensor-like message.
+    case text
+    /// JSON Lines: `{"type":"shake","t":…,…}`, one object per event.
+    case jsonl
+}
+
+/// Writes event lines to stdout as they happen: text lines straight to the file descriptor, or JSON Lines
+/// through `TraceWriter` (flushed after each line). Events are sparse, so nothing is held back.
+final class EventOutput {
+    let format: EventFormat
+    private let writer: TraceWriter?
+
+    init(format: EventFormat) throws(MotionError) {
+        self.format = format
+        writer =
+            format == .jsonl
+            ? try TraceWriter(fileDescriptor: 1, name: "<stdout>", format: .jsonl, sensors: [], flushing: .eachLine)
+            : nil
+    }
+
+    /// Writes `<t with 3 decimals> <message>`.
+    func writeLine(timestamp: Double, message: String) throws(MotionError) {
+        try writeLine("\(fixed(timestamp, 3))    \(message)")
+    }
+
+    /// Writes one line of text (a newline is added).
+    func writeLine(_ line: String) throws(MotionError) {
+        var bytes = Array(line.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+            if written < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                throw MotionError(
+                    code == EACCES ? .permissionDenied : .ioFailure, "cannot write to standard output",
+                    at: .init(file: "<stdout>"), underlying: SystemErrno(rawValue: code, text: String(cString: strerror(code))))
+            }
+            offset += written
+        }
+    }
+
+    /// Writes a JSON Lines event.
+    func writeEvent(type: String, timestamp: Double, fields: [(String, EventValue)]) throws(MotionError) {
+        try writer?.writeEvent(type: type, timestamp: timestamp, fields: fields)
+    }
+
+    func flush() throws(MotionError) {
+        try writer?.flush()
+    }
+}
+
+/// Fails with a usage error when the trace has no accelerometer.
+func requireAccelerometer(_ reader: TraceReader, path: String) throws(MotionError) {
+    guard reader.sensors.contains(.accelerometer) else {
+        throw MotionError(
+            .invalidArgument, "the trace has no accelerometer columns (ax,ay,az); it has \(reader.sensors)",
+            at: .init(file: path))
+    }
+}
+
+/// `x` with exactly `digits` decimals, such as `fixed(2.5, 3)` = `2.500`.
+func fixed(_ x: Double, _ digits: Int) -> String {
+    guard x.isFinite else { return "\(x)" }
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let scaled = (abs(x) * scale).rounded()
+    guard scaled < 9e15 else { return "\(x)" }
+    let units = Int64(scaled)
+    let whole = units / Int64(scale)
+    var fraction = String(units % Int64(scale))
+    while fraction.count < digits { fraction = "0" + fraction }
+    let sign = x < 0 && units != 0 ? "-" : ""
+    return digits == 0 ? "\(sign)\(whole)" : "\(sign)\(whole).\(fraction)"
+}
+
+/// A range of scenario seeds: `N` or `FIRST-LAST`.
+struct SeedRange: ExpressibleByArgument, CustomStringConvertible {
+    let first: UInt64
+    let last: UInt64
+
+    init(first: UInt64, last: UInt64) {
+        self.first = first
+        self.last = last
+    }
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 1 || parts.count == 2, let first = UInt64(parts[0]),
+            let last = UInt64(parts.count == 2 ? parts[1] : parts[0]), first <= last, last - first < 1_000_000
+        else { return nil }
+        self.init(first: first, last: last)
+    }
+
+    var seeds: ClosedRange<UInt64> { first...last }
+    var count: Int { Int(last - first) + 1 }
+    var description: String { first == last ? "\(first)" : "\(first)-\(last)" }
+    var defaultValueDescription: String { description }
+}
+
+/// `--evaluate` and the simulation it runs.
+struct EvaluationOptions: ParsableArguments {
+    @Flag(help: "Score the detector on simulated labelled scenarios (Scenario.random) instead of reading a trace.")
+    var evaluate = false
+
+    @Option(name: .customLong("scenario-seeds"), help: ArgumentHelp(
+        "With --evaluate: the scenario seeds, N or FIRST-LAST (the noise seed is the scenario seed).",
+        valueName: "range"))
+    var scenarioSeeds = SeedRange(first: 1000, last: 1199)
+
+    @Option(help: ArgumentHelp("With --evaluate: sample rate.", valueName: "hz"))
+    var rate: Double = 100
+
+    @Option(name: .customLong("accel-noise"), help: ArgumentHelp(
+        "With --evaluate: accelerometer white noise, standard deviation.", valueName: "g"))
+    var accelerometerNoise: Double = 0.005
+
+    @Option(help: ArgumentHelp("With --evaluate: timestamp jitter, standard deviation.", valueName: "seconds"))
+    var jitter: Double = 0
+
+    @Flag(help: "With --evaluate: also list every miss and false or wrong event.")
+    var verbose = false
+
+    func validate(trace: String?) throws {
+        if evaluate {
+            guard trace == nil else { throw ValidationError("Choose one of --trace and --evaluate.") }
+        } else {
+            guard trace != nil else { throw ValidationError("Missing --trace (or --evaluate).") }
+        }
+        guard rate > 0, rate.isFinite, rate <= 10_000 else { throw ValidationError("--rate must be 0 to 10000 Hz, got \(rate).") }
+        guard accelerometerNoise >= 0, accelerometerNoise.isFinite else {
+            throw ValidationError("--accel-noise must be ≥ 0 g, got \(accelerometerNoise).")
+        }
+        guard jitter >= 0, jitter.isFinite else { throw ValidationError("--jitter must be ≥ 0 s, got \(jitter).") }
+    }
+
+    func simulationOptions(seed: UInt64) -> SimulationOptions {
+        SimulationOptions(
+            rate: rate, sensors: .accelerometer, seed: seed, accelerometerNoise: accelerometerNoise,
+            timestampJitter: jitter)
+    }
+
+    /// `200 scenarios (Scenario.random, seeds 1000-1199; noise seed = scenario seed; 100 Hz, noise 0.005 g)`.
+    var settingsDescription: String {
+        "\(scenarioSeeds.count) scenarios (Scenario.random, seeds \(scenarioSeeds); noise seed = scenario seed; "
+            + "\(fixed(rate, 0)) Hz, noise \(accelerometerNoise) g" + (jitter > 0 ? ", jitter \(jitter) s)" : ")")
+    }
+}
+
+// MARK: - Evaluation
+
+/// Precision and recall of shake detection on labelled scenarios.
+///
+/// A `began` counts as a detection of the shake segment it falls in (or within 0.3 s after its end); each
+/// shake counts once, so a second `began` in the same shake is a false one. Every other `began` is false. A
+/// detected shake's outcome should be `ended` when it lasts at most the maximum duration and
+/// `cancelled: tooLong` when longer (either is right within half a stroke of the limit).
+struct ShakeScore {
+    var scenarios = 0
+    var shakes = 0
+    var detected = 0
+    var falseBegins = 0
+    var axisCorrect = 0
+    var ended = 0
+    var cancelled: [ShakeEvent.CancelReason: Int] = [:]
+    var outcomeMismatches = 0
+    var latencySum = 0.0
+    var latencyMax = 0.0
+    var falseByKind: [String: Int] = [:]
+    var details: [String] = []
+    /// Scored Square seismic's rule rather than `ShakeDetector`.
+    var isSeismic = false
+    /// Seismic only: reports after the first within one shake.
+    var repeats = 0
+
+    var precision: Double { detected + falseBegins == 0 ? 1 : Double(detected) / Double(detected + falseBegins) }
+    var recall: Double { shakes == 0 ? 1 : Double(detected) / Double(shakes) }
+
+    mutating func add(scenario: Scenario, simulation: Simulation, configuration: ShakeDetector<Double>.Configuration) {
+        scenarios += 1
+        var detector = ShakeDetector<Double>(configuration: configuration)
+        var events: [ShakeEvent] = []
+        var last = 0.0
+        for sample in simulation {
+            guard let a = sample.acceleration else { continue }
+            last = sample.timestamp
+            if let event = detector.update(a.vector, at: sample.timestamp) { events.append(event) }
+        }
+        if let event = detector.cancel(at: last) { events.append(event) }
+        let labelled = scenario.segments.filter(\.isShake)
+        shakes += labelled.count
+        var credited: Set<Int> = []
+        let seed = scenario.seed.map { "\($0)" } ?? "?"
+        for (index, event) in events.enumerated() where event.phase == .began {
+            let shake = labelled.first { $0.start <= event.timestamp && event.timestamp <= $0.end + 0.3 }
+            guard let shake, !credited.contains(shake.index) else {
+                falseBegins += 1
+                let current = scenario.segment(at: event.timestamp)?.kind ?? "end"
+                falseByKind[current, default: 0] += 1
+                details.append("false began: seed \(seed) t=\(fixed(event.timestamp, 3)) during \(current)")
+                continue
+            }
+            credited.insert(shake.index)
+            detected += 1
+            let latency = event.timestamp - shake.start
+            latencySum += latency
+            latencyMax = max(latencyMax, latency)
+            if shake.shakeAxis?.rawValue == event.axis.rawValue {
+                axisCorrect += 1
+            } else {
+                details.append("wrong axis \(event.axis): seed \(seed) \(shake)")
+            }
+            guard let end = events[(index + 1)...].first(where: { $0.phase != .began }) else { continue }
+            switch end.phase {
+            case .ended: ended += 1
+            case .cancelled(let reason): cancelled[reason, default: 0] += 1
+            case .began: break
+            }
+            let longest = configuration.maximumDuration
+            let margin = 0.5 / (shake.shakeFrequency ?? 1)
+            if (end.phase == .ended) != (shake.duration <= longest), abs(shake.duration - longest) > margin {
+                outcomeMismatches += 1
+                details.append("outcome \(end.phase): seed \(seed) \(shake)")
+            }
+        }
+        for shake in labelled where !credited.contains(shake.index) {
+            details.append("missed: seed \(seed) \(shake)")
+        }
+    }
+
+    /// Scores Square seismic's rule: each "hearShake" is a detection; later ones within the same shake are
+    /// repeats (seismic reports every 0.25–0.5 s while shaking), not false.
+    mutating func addSeismic(scenario: Scenario, simulation: Simulation, threshold: Double) {
+        scenarios += 1
+        isSeismic = true
+        var detector = SeismicRule(threshold: threshold)
+        let labelled = scenario.segments.filter(\.isShake)
+        shakes += labelled.count
+        var credited: Set<Int> = []
+        let seed = scenario.seed.map { "\($0)" } ?? "?"
+        for sample in simulation {
+            guard let a = sample.acceleration, detector.update(a.vector, at: sample.timestamp) else { continue }
+            let t = sample.timestamp
+            if let shake = labelled.first(where: { $0.start <= t && t <= $0.end + 0.3 }) {
+                if credited.insert(shake.index).inserted {
+                    detected += 1
+                    latencySum += t - shake.start
+                    latencyMax = max(latencyMax, t - shake.start)
+                } else {
+                    repeats += 1
+                }
+            } else {
+                falseBegins += 1
+                let current = scenario.segment(at: t)?.kind ?? "end"
+                falseByKind[current, default: 0] += 1
+                details.append("false shake: seed \(seed) t=\(fixed(t, 3)) during \(current)")
+            }
+        }
+        for shake in labelled where !credited.contains(shake.index) {
+            details.append("missed: seed \(seed) \(shake)")
+        }
+    }
+
+    func report(title: String, options: EvaluationOptions, verbose: Bool) -> [String] {
+        if isSeismic {
+            var lines = [
+                "\(title) on \(options.settingsDescription)",
+                "shakes \(shakes), detected \(detected), false \(falseBegins), repeats within a shake \(repeats)",
+                "precision \(fixed(precision, 4)), recall \(fixed(recall, 4))",
+                "first report after the shake's start: mean \(fixed(detected == 0 ? 0 : latencySum / Double(detected), 3)) s, "
+                    + "max \(fixed(latencyMax, 3)) s",
+            ]
+            if !falseByKind.isEmpty {
+                lines.append("false by segment: " + falseByKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            }
+            if verbose { lines += details }
+            return lines
+        }
+        var lines = [
+            "\(title) on \(options.settingsDescription)",
+            "shakes \(shakes), detected \(detected), false began \(falseBegins)",
+            "precision \(fixed(precision, 4)), recall \(fixed(recall, 4)), axis correct \(fixed(detected == 0 ? 1 : Double(axisCorrect) / Double(detected), 4))",
+            "outcomes: ended \(ended), cancelled tooLong \(cancelled[.tooLong, default: 0]), notAShake "
+                + "\(cancelled[.notAShake, default: 0]), interrupted \(cancelled[.interrupted, default: 0]); "
+                + "outcome mismatches \(outcomeMismatches)",
+            "began after the shake's start: mean \(fixed(detected == 0 ? 0 : latencySum / Double(detected), 3)) s, "
+                + "max \(fixed(latencyMax, 3)) s",
+        ]
+        if !falseByKind.isEmpty {
+            lines.append("false began by segment: " + falseByKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
+        if verbose { lines += details }
+        return lines
+    }
+}
+
+/// Square seismic's shake rule, for comparison only (`--evaluate --seismic`), written from its description:
+/// a sample is "accelerating" when |a| exceeds the threshold (m/s², gravity included); samples older than
+/// 0.5 s are dropped (keeping at least 4); it is shaking when the kept samples span at least 0.25 s and at
+/// least `(n >> 1) + (n >> 2)` (about 75 %) of them are accelerating; then the queue is cleared.
+struct SeismicRule {
+    let thresholdSquared: Double
+    private var queue: [(t: Double, accelerating: Bool)] = []
+    private var head = 0
+
+    init(threshold: Double) {
+        let inG = threshold / Acceleration.standardGravity
+        thresholdSquared = inG * inG
+    }
+
+    /// Adds a sample (g); `true` when it completes a shake.
+    mutating func update(_ a: SIMD3<Double>, at t: Double) -> Bool {
+        queue.append((t, (a * a).sum() > thresholdSquared))
+        while queue.count - head > 4 && t - queue[head].t > 0.5 { head += 1 }
+        if head > 1024 {
+            queue.removeFirst(head)
+            head = 0
+        }
+        let n = queue.count - head
+        guard n >= 4, t - queue[head].t >= 0.25 else { return false }
+        let accelerating = queue[head...].reduce(0) { $0 + ($1.accelerating ? 1 : 0) }
+        guard accelerating >= (n >> 1) + (n >> 2) else { return false }
+        queue.removeAll(keepingCapacity: true)
+        head = 0
+        return true
+    }
+}
