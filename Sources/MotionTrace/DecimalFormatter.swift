@@ -3,7 +3,13 @@
 /// ## Digits
 ///
 /// The digits are the shortest that round-trip and, among those, the closest to the value (the same digits as
-/// Swift's `description`, JavaScript, Ryu). They come from Raffaello Giulietti's Schubfach algorithm ("The
+/// Swift's `description`, JavaScript, Ryu).
+///
+/// Values with at most 9–10 significant digits, which is what sensor data read from text usually has, take a
+/// fast path: one multiplication by a power of ten, rounding, and a check by Clinger's argument that the
+/// decimal reads back as the value (see ``write(_:to:powers:)``).
+///
+/// All other values use Raffaello Giulietti's Schubfach algorithm ("The
 /// Schubfach way to render doubles", 2020): for `v = c · 2^q`, pick `k = ⌊log₁₀ 2^q⌋` so that the rounding
 /// interval of `v`, measured in units of `10^k`, is between 1 and 10 units wide. Then at most one multiple of
 /// `10^(k+1)` lies inside it (if one does, it is the shortest), and otherwise the shortest decimals are the
@@ -24,7 +30,7 @@
 /// with a leading `-` for negative values, including negative zero (`-0`), so it reads back bit-identical.
 ///
 /// Digits are converted 8 at a time in a 64-bit register and copied with 8-byte stores, so the output area
-/// needs ``requiredCapacity`` bytes of room even though the text is at most 24 bytes.
+/// needs ``requiredCapacity`` bytes of room even though the text is at most 24 bytes. Nothing allocates.
 enum DecimalFormatter {
     /// The room ``write(_:to:powers:)`` needs at its output (the longest text,
     /// `-1.2345678901234567e-308`, is 24 bytes; the 8-byte stores may write up to 40 bytes).

@@ -58,7 +58,8 @@ public enum EventValue: Hashable, Sendable, ExpressibleByFloatLiteral, Expressib
 ///   change signal handling.
 ///
 /// A writer is a single-producer object: it is not `Sendable`. Call ``flush()`` before closing the
-/// descriptor; `deinit` flushes too but cannot report errors.
+/// descriptor; `deinit` writes what is still buffered too, but cannot report errors (and writes no header for a
+/// writer that never wrote anything).
 public final class TraceWriter {
     /// When buffered output is written to the file descriptor.
     public enum Flushing: Sendable {
@@ -200,7 +201,7 @@ public final class TraceWriter {
     }
 
     deinit {
-        try? flush()
+        try? drain()
         buffer.deallocate()
     }
 

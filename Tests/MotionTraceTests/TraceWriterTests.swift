@@ -321,6 +321,18 @@ import Testing
         }
     }
 
+    @Test func deinitWritesWhatIsBufferedButNoLoneHeader() throws {
+        let unused = Drain()
+        do { _ = try TraceWriter(fileDescriptor: unused.writeEnd, name: "<pipe>", format: .csv, sensors: .all) }
+        #expect(unused.finish().isEmpty)
+        let used = Drain()
+        do {
+            let writer = try TraceWriter(fileDescriptor: used.writeEnd, name: "<pipe>", format: .csv, sensors: [])
+            try writer.write(MotionSample(timestamp: 1))
+        }
+        #expect(String(decoding: used.finish(), as: UTF8.self) == "t\n1\n")
+    }
+
     @Test func growsAPipeBufferWhenBlockBuffered() throws {
         for (flushing, expected) in [(TraceWriter.Flushing.whenFull, Int32(1 << 20)), (.eachLine, 65536)] {
             var fds: [Int32] = [0, 0]
