@@ -124,6 +124,26 @@ import Testing
         #expect(abs(DeviceMotionFilter.heading(of: attitude) - 90) < 1e-9)
     }
 
+    @Test func decimatedBiasUpdatesMatchPerSampleUpdates() {
+        // 400 Hz input: the default 0.01 s bias interval averages 4 corrections per update.
+        let bias = SIMD3<Double>(0.4, -0.5, 0.3) * .pi / 180
+        let simulation = try! Simulation(
+            scenario: .random(seed: 8, segmentCount: 20), options: SimulationOptions(rate: 400, seed: 2, gyroscopeBias: bias))
+        var everySample = AttitudeEstimatorConfiguration()
+        everySample.biasUpdateInterval = 0
+        var decimated = AttitudeEstimator<Double>()
+        var reference = AttitudeEstimator<Double>(configuration: everySample)
+        var worst = 0.0
+        for s in simulation {
+            decimated.update(rotationRate: s.rotationRate?.vector, acceleration: s.acceleration?.vector, at: s.timestamp)
+            reference.update(rotationRate: s.rotationRate?.vector, acceleration: s.acceleration?.vector, at: s.timestamp)
+            worst = max(worst, decimated.quaternion6D.angle(to: reference.quaternion6D))
+        }
+        #expect(worst * 180 / .pi < 0.15)  // estimation errors themselves are about 1°
+        let difference = decimated.gyroscopeBias - reference.gyroscopeBias
+        #expect((difference * difference).sum().squareRoot() < 0.01 * .pi / 180)
+    }
+
     @Test func floatAndDoubleAgree() {
         let simulation = try! Simulation(scenario: .random(seed: 4, segmentCount: 10), options: SimulationOptions(rate: 100))
         var f = AttitudeEstimator<Float>()
