@@ -36,5 +36,17 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
         ),
+        .executableTarget(
+            name: "TraceBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "MotionTrace", package: "swift-motion"),
+                .product(name: "MotionCore", package: "swift-motion"),
+                .product(name: "MotionTesting", package: "swift-motion"),
+            ],
+            path: "Benchmarks/TraceBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
     ]
 )
