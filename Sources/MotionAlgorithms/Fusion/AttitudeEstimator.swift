@@ -300,7 +300,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     mutating func updateBias(correction: SIMD2<Scalar>, interval dt: Double) {
         biasCoefficients.update(interval: dt)
         let limit = Scalar(configuration.biasLimit)
-        let rotation = Matrix3(rotation: quaternion6D)
+        let rotation = Matrix3(rotation: Self.renormalized(inclinationQuaternion * gyroscopeQuaternion))
         // Low-pass the rotation matrix and the earth-frame bias (x, y) with the accelerometer's filter, so that
         // the bias model sees the same delay as the inclination corrections. Packed as 8 + 4 lanes.
         let earthBias = SIMD2((rotation.r0 * bias).sum(), (rotation.r1 * bias).sum())
@@ -340,14 +340,14 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         } else {
             return
         }
-        e.clamp(lowerBound: Vector(repeating: -limit), upperBound: Vector(repeating: limit))
+        e = Self.clamped(e, limit: limit)
         // Kalman update with A = P Hᵀ: S = H A + W, K = A S⁻¹, b += K e, P −= K Aᵀ (P is symmetric, so H P = Aᵀ).
         let a = biasCovariance * h.transposed
         guard let sInverse = (h * a + .diagonal(w)).inverse else { return }
         let k = a * sInverse
         bias += k * e
         biasCovariance = biasCovariance - k * a.transposed
-        bias.clamp(lowerBound: Vector(repeating: -limit), upperBound: Vector(repeating: limit))
+        bias = Self.clamped(bias, limit: limit)
     }
 
     @inlinable
@@ -357,7 +357,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         let dt = first ? 0 : Self.interval(since: lastMagnetometerTimestamp, to: timestamp)
         lastMagnetometerTimestamp = timestamp
         guard first || dt > 0 else { return }
-        let earth = quaternion6D.act(on: field)
+        let earth = Self.renormalized(inclinationQuaternion * gyroscopeQuaternion).act(on: field)
 
         if configuration.rejectsMagneticDisturbances && !first {
             let strength = (earth * earth).sum().squareRoot()
@@ -427,6 +427,12 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         }
         headingOffset = Self.wrapped(headingOffset - gain * disagreement)
         hasMagneticHeading = true
+    }
+
+    /// `v` with each component limited to [−limit, limit].
+    @inlinable @inline(__always)
+    static func clamped(_ v: Vector, limit: Scalar) -> Vector {
+        Vector(min(max(v.x, -limit), limit), min(max(v.y, -limit), limit), min(max(v.z, -limit), limit))
     }
 
     @inlinable
