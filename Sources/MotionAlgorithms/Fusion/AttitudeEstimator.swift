@@ -101,7 +101,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
 
     // Bias estimation (Kalman filter in rad/s).
     @usableFromInline var bias: Vector = .zero
-    @usableFromInline var biasCovariance: Matrix3<Scalar>
+    @usableFromInline var biasCovariance: SymmetricMatrix3<Scalar>
     @usableFromInline var rotationLowPass = ButterworthLowPass<SIMD8<Scalar>>()
     @usableFromInline var rotationAndBiasLowPass = ButterworthLowPass<SIMD4<Scalar>>()
     @usableFromInline var biasCoefficients: ButterworthCoefficients<Scalar>
@@ -135,7 +135,8 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         biasCoefficients = ButterworthCoefficients(tau: configuration.accelerometerTimeConstant)
         restCoefficients = ButterworthCoefficients(tau: configuration.restFilterTimeConstant)
         magneticCoefficients = ButterworthCoefficients(tau: configuration.magneticCurrentTimeConstant)
-        biasCovariance = .diagonal(SIMD3(repeating: Scalar(configuration.initialBiasUncertainty * configuration.initialBiasUncertainty)))
+        biasCovariance = SymmetricMatrix3(
+            diagonal: Scalar(configuration.initialBiasUncertainty * configuration.initialBiasUncertainty))
     }
 
     // MARK: Outputs
@@ -162,7 +163,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     /// The standard deviation of the bias estimate (largest over the axes), in rad/s.
     @inlinable
     public var gyroscopeBiasUncertainty: Scalar {
-        max(biasCovariance.r0.x, biasCovariance.r1.y, biasCovariance.r2.z).squareRoot()
+        biasCovariance.largestDiagonal.squareRoot()
     }
 
     /// `true` while the device is detected at rest.
@@ -316,7 +317,11 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         // Process noise: the variance grows back to (0.1 °/s)² over the forgetting time.
         let v = Scalar((0.1 * Double.pi / 180) * (0.1 * Double.pi / 180) * dt / configuration.biasForgettingTime)
         let p0 = Scalar(configuration.initialBiasUncertainty * configuration.initialBiasUncertainty)
-        if biasCovariance.r0.x < p0 { biasCovariance = biasCovariance + .diagonal(SIMD3(repeating: v)) }
+        if biasCovariance.xx < p0 {
+            biasCovariance.xx += v
+            biasCovariance.yy += v
+            biasCovariance.zz += v
+        }
 
         let h: Matrix3<Scalar>
         var e: Vector
@@ -341,12 +346,8 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
             return
         }
         e = Self.clamped(e, limit: limit)
-        // Kalman update with A = P Hᵀ: S = H A + W, K = A S⁻¹, b += K e, P −= K Aᵀ (P is symmetric, so H P = Aᵀ).
-        let a = biasCovariance * h.transposed
-        guard let sInverse = (h * a + .diagonal(w)).inverse else { return }
-        let k = a * sInverse
-        bias += k * e
-        biasCovariance = biasCovariance - k * a.transposed
+        guard let change = biasCovariance.kalmanUpdate(h0: h.r0, h.r1, h.r2, innovation: e, noise: w) else { return }
+        bias += change
         bias = Self.clamped(bias, limit: limit)
     }
 
