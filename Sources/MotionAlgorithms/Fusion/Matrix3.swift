@@ -29,37 +29,8 @@ struct Matrix3<Scalar: MotionScalar>: Sendable {
     static var identity: Matrix3 { diagonal(SIMD3(repeating: 1)) }
 
     @inlinable @inline(__always)
-    var transposed: Matrix3 {
-        Matrix3(rows: SIMD3(r0.x, r1.x, r2.x), SIMD3(r0.y, r1.y, r2.y), SIMD3(r0.z, r1.z, r2.z))
-    }
-
-    @inlinable @inline(__always)
     static func * (m: Matrix3, v: SIMD3<Scalar>) -> SIMD3<Scalar> {
         SIMD3((m.r0 * v).sum(), (m.r1 * v).sum(), (m.r2 * v).sum())
-    }
-
-    /// `A · B`, each row of the product a combination of B's rows.
-    @inlinable @inline(__always)
-    static func * (a: Matrix3, b: Matrix3) -> Matrix3 {
-        @inline(__always) func row(_ r: SIMD3<Scalar>) -> SIMD3<Scalar> { r.x * b.r0 + r.y * b.r1 + r.z * b.r2 }
-        return Matrix3(rows: row(a.r0), row(a.r1), row(a.r2))
-    }
-
-    @inlinable @inline(__always)
-    static func + (a: Matrix3, b: Matrix3) -> Matrix3 { Matrix3(rows: a.r0 + b.r0, a.r1 + b.r1, a.r2 + b.r2) }
-
-    @inlinable @inline(__always)
-    static func - (a: Matrix3, b: Matrix3) -> Matrix3 { Matrix3(rows: a.r0 - b.r0, a.r1 - b.r1, a.r2 - b.r2) }
-
-    /// The inverse by cofactors (rows of the inverse are cross products of the columns... of the transpose), or
-    /// `nil` when the determinant is zero or not finite.
-    @inlinable @inline(__always)
-    var inverse: Matrix3? {
-        // For M with rows a, b, c: M⁻¹ = [b×c, c×a, a×b]ᵀ / (a · (b×c)).
-        let bc = cross(r1, r2), ca = cross(r2, r0), ab = cross(r0, r1)
-        let det = (r0 * bc).sum()
-        guard det != 0, det.isFinite else { return nil }
-        return Matrix3(rows: bc / det, ca / det, ab / det).transposed
     }
 }
 
