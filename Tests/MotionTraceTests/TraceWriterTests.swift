@@ -342,7 +342,7 @@ import Testing
                 close(fds[1])
             }
             _ = try TraceWriter(fileDescriptor: fds[1], name: "<pipe>", format: .csv, sensors: [], flushing: flushing)
-            #expect(fcntl(fds[1], 1032 /* F_GETPIPE_SZ */) == expected)
+            #expect(fcntl(fds[1], 1032) == expected)  // F_GETPIPE_SZ
         }
     }
 
