@@ -8,7 +8,7 @@ import RealModule
 /// each component becomes `(int)(v × 256 / 9.81)` (truncated towards zero, "1 G ≈ 256"), and angles are
 /// rounded to whole degrees (C `round`, half away from zero).
 ///
-/// With swift-motion's ``MotionCore/Acceleration`` `a` (g, Core Motion's sign), `orientation(reading:previous:)`
+/// With swift-motion's `Acceleration` `a` (g, Core Motion's sign), `orientation(reading:previous:)`
 /// of `a × 9.81` gives `normal` for portrait, as iio-sensor-proxy's orientation expects that sign; its
 /// `tilt(reading:)` of the same vector gives `face-up` for a device lying **screen down**, because
 /// iio-sensor-proxy's tilt uses the opposite sign of z (systemd issue 40119). swift-motion's own tilt
