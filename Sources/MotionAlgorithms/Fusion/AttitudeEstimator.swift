@@ -70,7 +70,7 @@ public struct AttitudeEstimatorConfiguration: Hashable, Sendable {
 ///
 /// A pure value-type state machine: feed each sample with its timestamp; it reads no clock, does no I/O and
 /// allocates nothing. Generic over `Float` and `Double`. Units: rotation rate in rad/s, acceleration in g with
-/// Core Motion's sign (as ``MotionCore/Acceleration``), magnetic field in any unit (µT by convention), time in s.
+/// Core Motion's sign (as `Acceleration`), magnetic field in any unit (µT by convention), time in s.
 ///
 /// The method (see `Docs/Attitude.md`): the gyroscope is integrated (strapdown) into an almost-inertial frame;
 /// the accelerometer, turned into that frame, is low-pass filtered there, which averages out translational

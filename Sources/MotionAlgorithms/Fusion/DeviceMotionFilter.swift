@@ -1,7 +1,7 @@
 public import MotionCore
 import RealModule
 
-/// Turns motion samples into ``MotionCore/DeviceMotion`` in a chosen reference frame: Core Motion's processed
+/// Turns motion samples into `DeviceMotion` in a chosen reference frame: Core Motion's processed
 /// device motion, as a pure value-type state machine over an ``AttitudeEstimator``.
 ///
 /// Frames (`AttitudeReferenceFrame`):
