@@ -1,7 +1,7 @@
 public import MotionCore
 
 /// Merges the samples of several devices (such as a separate accelerometer and gyroscope) into one stream in
-/// timestamp order, combining readings taken at the same instant into one ``MotionSample``.
+/// timestamp order, combining readings taken at the same instant into one `MotionSample`.
 ///
 /// How it works (all timestamps on the same clock, `CLOCK_BOOTTIME` for live devices):
 ///
