@@ -146,7 +146,7 @@ struct ShakeCommand: ParsableCommand {
 /// The shake detector's sensitivity options.
 struct ShakeSensitivityOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Linear acceleration a stroke must reach, after gravity removal.", valueName: "g"))
-    var threshold: Double = 0.35
+    var threshold: Double = 0.3
 
     @Option(name: .customLong("min-frequency"), help: ArgumentHelp("Slowest shake (full cycles per second).", valueName: "hz"))
     var minimumFrequency: Double = 1.5

@@ -7,7 +7,7 @@ public import RealModule
 /// 1. **Gravity removal**: a low-pass at ``Configuration/gravityCutoff`` (default 0.8 Hz) estimates gravity,
 ///    which is subtracted; a second low-pass at ``Configuration/smoothingCutoff`` (default 15 Hz) removes
 ///    noise and vibration. The result is the linear acceleration `v` (g).
-/// 2. **Strokes**: a stroke starts when `v` exceeds ``Configuration/threshold`` (default 0.35 g) pointing
+/// 2. **Strokes**: a stroke starts when `v` exceeds ``Configuration/threshold`` (default 0.3 g) pointing
 ///    against the previous stroke (projected on its direction). Consecutive strokes must start between
 ///    `1/(2·fmax)` and `1/(2·fmin)` apart, the half periods of ``Configuration/frequencyBand`` (default
 ///    1.5–10 Hz); a stroke outside that band, or one in the same direction as the previous, starts a new
@@ -40,7 +40,9 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
     /// The detector's sensitivity and timing. Every default is documented with its unit.
     public struct Configuration: Hashable, Sendable {
         /// The linear acceleration a stroke must reach, in g (after gravity removal and smoothing). Default
-        /// 0.35 g: a deliberate shake of 0.5 g or more passes at 2–8 Hz, walking (≈ 0.25 g) does not.
+        /// 0.3 g: every shake of 0.5 g or more at 2–8 Hz lasting 0.2 s or more passes at 100 Hz, whatever the
+        /// sampling phase of its short first and last strokes. Walking's bounce (≈ 0.27 g peaks) stays below it,
+        /// and the line test rejects gaits anyway.
         public var threshold: Scalar
         /// The band of shake frequencies (full back-and-forth cycles per second), in Hz. Default 1.5–10 Hz.
         public var frequencyBand: ClosedRange<Scalar>
@@ -67,7 +69,7 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
         ///   `0 < gravityCutoff < smoothingCutoff`; `maximumGap > 0`; all finite.
         @inlinable
         public init(
-            threshold: Scalar = 0.35,
+            threshold: Scalar = 0.3,
             frequencyBand: ClosedRange<Scalar> = 1.5...10,
             minimumReversals: Int = 2,
             minimumLinearity: Scalar = 0.97,

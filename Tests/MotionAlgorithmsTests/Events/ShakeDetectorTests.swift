@@ -92,7 +92,7 @@ import Testing
         let signal = Self.framed(.shake(along: SIMD3(0, 1, 0), frequency: frequency, amplitude: amplitude, cycles: 1))
         let samples = signal.samples()
         let critical = Self.criticalThreshold(samples, axis: SIMD3(0, 1, 0))
-        #expect(critical > 0.35, "the default threshold detects a \(amplitude) g shake at \(frequency) Hz")
+        #expect(critical > 0.3, "the default threshold detects a \(amplitude) g shake at \(frequency) Hz")
         for (factor, detected) in [(0.98, true), (1.02, false)] {
             var detector = ShakeDetector<Double>(configuration: .init(threshold: critical * factor))
             let began = detector.events(samples).contains { $0.phase == .began }
@@ -328,7 +328,7 @@ import Testing
 
     @Test func configurationDefaultsAndDerivedTimes() {
         let c = ShakeDetector<Double>.Configuration()
-        #expect(c.threshold == 0.35)
+        #expect(c.threshold == 0.3)
         #expect(c.frequencyBand == 1.5...10)
         #expect(c.minimumReversals == 2)
         #expect(c.minimumLinearity == 0.97)
