@@ -1,0 +1,621 @@
+public import MotionCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why reading a device failed: carried as the ``MotionError/underlying`` error of capture errors, so callers
+/// can tell a timeout from a removal or a truncated scan.
+public struct IIOReadError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The kinds of read failures.
+    public enum Kind: String, Hashable, Sendable {
+        /// No data arrived within the configured timeout.
+        case timeout
+        /// The device stopped in the middle of a scan: the last scan was cut short.
+        case truncatedScan
+        /// The device went away (removed, unbound, or its data ended).
+        case disconnected
+        /// Another program is capturing from the device (its buffer is in use).
+        case busy
+        /// `read(2)` or libiio failed otherwise.
+        case readFailed
+    }
+
+    /// What happened.
+    public var kind: Kind
+    /// The device id, such as `iio:device0`.
+    public var device: String
+    /// The system error behind it, when there is one.
+    public var systemError: SystemErrno?
+
+    /// Creates an error.
+    public init(_ kind: Kind, device: String, systemError: SystemErrno? = nil) {
+        self.kind = kind
+        self.device = device
+        self.systemError = systemError
+    }
+
+    /// `timeout on iio:device0`, with the system error when there is one.
+    public var description: String {
+        "\(kind.rawValue) on \(device)" + (systemError.map { ": \($0)" } ?? "")
+    }
+}
+
+/// One open device: something the capture waits on and reads from.
+protocol SampleReader: AnyObject {
+    var details: CaptureDetails { get }
+    /// The descriptor that becomes readable when data is available, or `nil` (polled readers).
+    var pollFD: Int32? { get }
+    /// When the reader must run even without data (the next poll, or a timeout), on `CLOCK_MONOTONIC` ns.
+    var nextDeadline: UInt64? { get }
+    /// Reads what is available (never blocks); `readable` says whether its descriptor was reported ready.
+    func read(readable: Bool, now: UInt64) throws(MotionError) -> [MotionSample]
+    /// Bytes of a scan read so far but not yet complete (0 for polled readers).
+    var pendingBytes: Int { get }
+    /// Releases the device (buffer disabled). Idempotent.
+    func close()
+}
+
+/// Captures samples from one or more IIO devices.
+///
+/// Opening a capture configures each device (rate, trigger, timestamp clock, scan elements, watermark) and
+/// enables its buffer; ``close()`` disables it again (`buffer/enable` back to 0), as do errors and `deinit`.
+/// Prefer the scoped ``withCapture(from:configuration:_:)``, which closes on every path.
+///
+/// ``next()`` suspends the task until a device has data — waiting on the buffer's poll fd in the async
+/// runtime, so a stream wakes about once per batch and never polls — and returns every scan since the last
+/// call as samples, in time order, in the device frame and swift-motion's units (see ``IIOSensor/convert(raw:)``).
+/// With several devices the batches are merged by timestamp (``SampleMerger``).
+///
+/// A capture is used by one task at a time; it is not `Sendable`.
+public final class IIOCapture {
+    /// What was set up on each device.
+    public let details: [CaptureDetails]
+
+    private var readers: [any SampleReader]
+    private var merger: SampleMerger?
+    private var monitor: UdevMonitor?
+    private var isClosed = false
+
+    /// Opens the sources.
+    ///
+    /// - Throws: ``MotionError/Code/invalidArgument`` for a bad configuration or no sources;
+    ///   ``MotionError/Code/permissionDenied`` naming the file when the device node or a sysfs attribute
+    ///   cannot be opened; ``MotionError/Code/unsupported`` when buffered mode was asked of a device that
+    ///   cannot buffer; ``MotionError/Code/disconnected`` or ``MotionError/Code/ioFailure`` otherwise.
+    public init(sources: [CaptureSource], configuration: CaptureConfiguration = .init()) throws(MotionError) {
+        try configuration.validate()
+        guard !sources.isEmpty else {
+            throw MotionError(.invalidArgument, "no device to capture from")
+        }
+        var opened: [any SampleReader] = []
+        do throws(MotionError) {
+            for var source in sources {
+                for (kind, matrix) in configuration.mountMatrixOverrides {
+                    if let index = source.device.sensors.firstIndex(where: { $0.kind == kind }) {
+                        source.device.sensors[index].mountMatrix = Sourced(matrix, from: .override)
+                    }
+                }
+                let buffered: Bool
+                switch configuration.mode {
+                case .buffered:
+                    guard source.canBuffer else {
+                        throw MotionError(
+                            .unsupported,
+                            "\(source.device.id) (\(source.device.name)) cannot buffer "
+                                + "\(source.sensors.map(\.rawValue).joined(separator: ", ")); use polled mode",
+                            at: .init(file: source.device.sysfsPath))
+                    }
+                    buffered = true
+                case .polled:
+                    buffered = false
+                case .automatic:
+                    buffered = source.canBuffer
+                }
+                if buffered {
+                    opened.append(try BufferedReader(source: source, configuration: configuration))
+                } else {
+                    opened.append(try PolledReader(source: source, configuration: configuration))
+                }
+            }
+            if configuration.watchForRemoval { monitor = try? UdevMonitor(subsystem: "iio") }
+        } catch {
+            opened.forEach { $0.close() }
+            throw error
+        }
+        readers = opened
+        details = opened.map(\.details)
+        if opened.count > 1 {
+            merger = SampleMerger(
+                sourceCount: opened.count, tolerance: configuration.mergeTolerance,
+                maximumDelay: max(0.5, 4 * configuration.batchDuration))
+        }
+    }
+
+    /// Opens a capture, runs `body` with it and closes it, whether `body` returns, throws or is cancelled.
+    public static func withCapture<Result>(
+        from sources: [CaptureSource], configuration: CaptureConfiguration = .init(),
+        _ body: (IIOCapture) async throws -> Result
+    ) async throws -> Result {
+        let capture = try IIOCapture(sources: sources, configuration: configuration)
+        defer { capture.close() }
+        return try await body(capture)
+    }
+
+    deinit {
+        close()
+    }
+
+    /// The next batch of samples: every scan that arrived since the last call (at least one sample).
+    ///
+    /// - Throws: ``MotionError/Code/cancelled`` when the task is cancelled or the capture closed;
+    ///   ``MotionError/Code/disconnected`` (underlying ``IIOReadError``) when a device goes away;
+    ///   ``MotionError/Code/ioFailure`` for read errors, timeouts and truncated scans. The capture is closed
+    ///   before any error is thrown.
+    public func next() async throws(MotionError) -> [MotionSample] {
+        do {
+            return try await nextBatch()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    private func nextBatch() async throws(MotionError) -> [MotionSample] {
+        while true {
+            guard !isClosed else { throw MotionError(.cancelled, "the capture is closed") }
+            var fds = readers.compactMap(\.pollFD)
+            if let monitor { fds.append(monitor.fileDescriptor) }
+            let deadline = readers.compactMap(\.nextDeadline).min()
+            let ready: [Int32]
+            do {
+                ready = try await Reactor.shared.wait(readable: fds, until: deadline)
+            } catch is CancellationError {
+                throw MotionError(.cancelled, "the capture was cancelled")
+            } catch {
+                throw MotionError(.ioFailure, "cannot wait for device data (\(error))")
+            }
+            guard !isClosed else { throw MotionError(.cancelled, "the capture is closed") }
+            if let monitor, ready.contains(monitor.fileDescriptor) { try checkRemovals(monitor) }
+            let now = monotonicNanoseconds()
+            var output: [MotionSample] = []
+            for (index, reader) in readers.enumerated() {
+                let readable = reader.pollFD.map { ready.contains($0) } ?? false
+                guard readable || (reader.nextDeadline.map { $0 <= now } ?? false) else { continue }
+                let batch = try reader.read(readable: readable, now: now)
+                if merger != nil {
+                    merger!.append(batch, from: index)
+                } else {
+                    output += batch
+                }
+            }
+            merger?.drain(into: &output)
+            if !output.isEmpty { return output }
+        }
+    }
+
+    private func checkRemovals(_ monitor: UdevMonitor) throws(MotionError) {
+        while let event = monitor.receive() {
+            guard event.action == "remove",
+                let index = details.firstIndex(where: { $0.device.sysfsPath == event.sysfsPath })
+            else { continue }
+            let device = details[index].device
+            let pending = readers[index].pendingBytes
+            throw MotionError(
+                .disconnected,
+                "\(device.id) (\(device.name)) was removed"
+                    + (pending > 0 ? " in the middle of a scan (\(pending) bytes of it read)" : ""),
+                at: .init(file: device.deviceNode ?? device.sysfsPath),
+                underlying: IIOReadError(pending > 0 ? .truncatedScan : .disconnected, device: device.id))
+        }
+    }
+
+    /// Disables every buffer (`buffer/enable` = 0) and releases the devices. Idempotent; later ``next()``
+    /// calls throw ``MotionError/Code/cancelled``.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        readers.forEach { $0.close() }
+        monitor = nil
+    }
+
+    /// The batches as an asynchronous sequence (each element is one ``next()`` result); it ends without an
+    /// error when the task is cancelled.
+    public var batches: Batches { Batches(capture: self) }
+
+    /// An asynchronous sequence of sample batches from a capture.
+    public struct Batches: AsyncSequence {
+        public typealias Element = [MotionSample]
+        public typealias Failure = MotionError
+
+        let capture: IIOCapture
+
+        /// Creates the iterator.
+        public func makeAsyncIterator() -> Iterator { Iterator(capture: capture) }
+
+        /// Calls ``IIOCapture/next()``.
+        public struct Iterator: AsyncIteratorProtocol {
+            public typealias Element = [MotionSample]
+            public typealias Failure = MotionError
+
+            let capture: IIOCapture
+
+            /// The next batch, or `nil` once cancelled or closed.
+            public mutating func next() async throws(MotionError) -> [MotionSample]? {
+                do {
+                    return try await capture.next()
+                } catch where error.code == .cancelled {
+                    return nil
+                }
+            }
+        }
+    }
+}
+
+extension CaptureSource {
+    /// Whether every chosen sensor has scan elements and the device has a buffer and a node.
+    var canBuffer: Bool {
+        device.buffer != nil && device.deviceNode != nil
+            && sensors.allSatisfy { kind in device.sensor(kind)?.scanChannels != nil }
+    }
+}
+
+// MARK: - Device setup shared by both readers
+
+enum DeviceSetup {
+    /// Sets each chosen sensor's sampling frequency attribute to the nearest available value at or above
+    /// `rate`, and returns the frequency in effect afterwards (the first sensor's), if known.
+    static func configureRate(
+        _ source: CaptureSource, rate: Double?, warnings: inout [String]
+    ) throws(MotionError) -> Double? {
+        var effective: Double?
+        var done: Set<String> = []
+        for kind in source.sensors {
+            guard let sensor = source.device.sensor(kind), let current = sensor.samplingFrequency,
+                let name = current.source.name, done.insert(name).inserted
+            else { continue }
+            let path = source.device.sysfsPath + "/" + name
+            var value = current.value
+            if let rate {
+                let target = sensor.availableSamplingFrequencies?.value.nearest(atLeast: rate) ?? rate
+                if target != value {
+                    switch Sysfs.write(path, formatDecimal(target)) {
+                    case .success:
+                        value = (try? Sysfs.read(path).get()).flatMap(parseDecimal) ?? target
+                    case .failure(let error) where error.rawValue == EACCES || error.rawValue == EPERM:
+                        throw MotionError.deviceAccess(error, "write", path, attribute: name)
+                    case .failure(let error):
+                        warnings.append(
+                            "could not set \(name) to \(formatDecimal(target)) Hz (\(error)); using \(formatDecimal(value)) Hz")
+                    }
+                }
+                if value < rate {
+                    warnings.append(
+                        "\(source.device.id) runs at most at \(formatDecimal(value)) Hz, below the \(formatDecimal(rate)) Hz asked for")
+                }
+            }
+            if effective == nil { effective = value }
+        }
+        return effective
+    }
+}
+
+/// Reads a device's kernel buffer through libiio.
+final class BufferedReader: SampleReader {
+    let details: CaptureDetails
+    let pollFD: Int32?
+    private(set) var nextDeadline: UInt64?
+
+    private struct Slot {
+        let sensor: IIOSensor
+        let x: ScanLayout.Element
+        let y: ScanLayout.Element
+        let z: ScanLayout.Element
+    }
+
+    private let context: IIOContextHandle
+    private var buffer: OpaquePointer?
+    private let layout: ScanLayout
+    private let slots: [Slot]
+    private let timestampElement: ScanLayout.Element?
+    private let period: Double
+    private let timeout: UInt64?
+    private let deviceName: String
+    private let node: String
+    private var carry: [UInt8] = []
+    private var lastTimestamp = -Double.infinity
+
+    var pendingBytes: Int { carry.count }
+
+    init(source: CaptureSource, configuration: CaptureConfiguration) throws(MotionError) {
+        let device = source.device
+        deviceName = "\(device.id) (\(device.name))"
+        guard let node = device.deviceNode, let support = device.buffer else {
+            throw MotionError(.unsupported, "\(device.id) has no buffer", at: .init(file: device.sysfsPath))
+        }
+        self.node = node
+        var warnings: [String] = []
+
+        // Permissions first, so the error names the file and the fix (libiio would only say EACCES).
+        guard Sysfs.isAccessible(node, mode: R_OK | W_OK) else {
+            throw MotionError.deviceAccess(SystemErrno(EACCES), "open", node)
+        }
+        let sensors = source.sensors.compactMap { device.sensor($0) }
+        let channelIDs = sensors.flatMap { $0.scanChannels?.map(\.id) ?? [] }
+        for name in ["buffer/enable", "buffer/length"] + channelIDs.map({ "scan_elements/in_\($0)_en" }) {
+            let path = device.sysfsPath + "/" + name
+            guard Sysfs.isAccessible(path, mode: W_OK) else {
+                throw MotionError.deviceAccess(SystemErrno(EACCES), "write", path, attribute: name)
+            }
+        }
+
+        // Timestamps on CLOCK_BOOTTIME, when the device stamps scans and its clock can be set.
+        var timestampChannel: ScanChannel?
+        var timestamps = CaptureDetails.TimestampSource.readTime
+        if let channel = support.timestamp {
+            let clockPath = device.sysfsPath + "/current_timestamp_clock"
+            switch Sysfs.read(clockPath) {
+            case .success("boottime"):
+                timestampChannel = channel
+            case .success(let clock):
+                if case .success = Sysfs.write(clockPath, "boottime"), case .success("boottime") = Sysfs.read(clockPath) {
+                    timestampChannel = channel
+                } else {
+                    warnings.append(
+                        "current_timestamp_clock is \(clock) and cannot be set to boottime; stamping batches at read time")
+                }
+            case .failure:
+                warnings.append("no current_timestamp_clock (kernel before 4.5?); stamping batches at read time")
+            }
+            if timestampChannel != nil { timestamps = .deviceTimestamps }
+        }
+
+        let frequency = try DeviceSetup.configureRate(source, rate: configuration.rate, warnings: &warnings)
+        let rate = frequency ?? configuration.rate ?? 100
+        period = 1 / rate
+        let batch = max(1, min(4096, Int((rate * configuration.batchDuration).rounded(.up))))
+
+        // The trigger: keep the one set; otherwise the device's own (`<name>-dev<N>`, `<name>-trigger`, same parent).
+        var trigger = support.currentTrigger
+        if support.acceptsTrigger && trigger == nil {
+            if let candidate = device.triggers.first {
+                let path = device.sysfsPath + "/trigger/current_trigger"
+                switch Sysfs.write(path, candidate) {
+                case .success: trigger = candidate
+                case .failure(let error) where error.rawValue == EACCES || error.rawValue == EPERM:
+                    throw MotionError.deviceAccess(error, "write", path, attribute: "trigger/current_trigger")
+                case .failure(let error):
+                    warnings.append("could not set trigger \(candidate) (\(error)); trying without one")
+                }
+            } else {
+                warnings.append("no trigger found for \(device.id); trying without one (hardware FIFOs need none)")
+            }
+        }
+
+        // One wake-up per batch: the kernel wakes a poller when `watermark` scans are buffered. The length is
+        // written first because the kernel rejects a watermark above the current length.
+        if support.hasWatermark {
+            _ = Sysfs.write(device.sysfsPath + "/buffer/length", "\(4 * batch)")
+            if case .failure(let error) = Sysfs.write(device.sysfsPath + "/buffer/watermark", "\(batch)") {
+                warnings.append("could not set buffer/watermark to \(batch) (\(error)); wake-ups may be more frequent")
+            }
+        }
+
+        // Scan layout of the enabled channels.
+        var layoutChannels: [(index: Int, type: ScanElementType)] = []
+        for sensor in sensors { for channel in sensor.scanChannels ?? [] { layoutChannels.append((channel.index, channel.type)) } }
+        if let timestampChannel { layoutChannels.append((timestampChannel.index, timestampChannel.type)) }
+        let layout = ScanLayout(channels: layoutChannels)
+        self.layout = layout
+        slots = sensors.map { sensor in
+            let elements = sensor.scanChannels!.map { layout.element(forIndex: $0.index)! }
+            return Slot(sensor: sensor, x: elements[0], y: elements[1], z: elements[2])
+        }
+        timestampElement = timestampChannel.flatMap { layout.element(forIndex: $0.index) }
+
+        // libiio: enable exactly these channels and open the buffer (writes scan_elements/*_en, buffer/length,
+        // buffer/enable, and opens the node).
+        context = try IIOContextHandle()
+        let enabled = channelIDs + (timestampChannel.map { [$0.id] } ?? [])
+        buffer = try context.openBuffer(deviceID: device.id, channels: enabled, samples: batch, node: node)
+        let fd = iioBufferPollFD(buffer!)
+        pollFD = fd >= 0 ? fd : nil
+        timeout = configuration.timeout.map { UInt64($0 * 1e9) }
+        nextDeadline = timeout.map { monotonicNanoseconds() + $0 }
+        details = CaptureDetails(
+            device: device, sensors: source.sensors, mode: .buffered, samplingFrequency: frequency, trigger: trigger,
+            batchSize: batch, timestamps: timestamps, warnings: warnings)
+    }
+
+    deinit {
+        close()
+    }
+
+    func close() {
+        guard let buffer else { return }
+        self.buffer = nil
+        iioBufferDestroy(buffer)
+    }
+
+    func read(readable: Bool, now: UInt64) throws(MotionError) -> [MotionSample] {
+        guard let buffer else { throw MotionError(.cancelled, "the capture is closed") }
+        let bytes: UnsafeRawBufferPointer
+        switch iioBufferRefill(buffer) {
+        case .success(let data):
+            bytes = data
+        case .failure(let error) where error.rawValue == EAGAIN:
+            if let timeout, let deadline = nextDeadline, deadline <= now {
+                throw MotionError(
+                    .ioFailure, "\(deviceName) delivered no data for \(Double(timeout) / 1e9) s",
+                    at: .init(file: node), underlying: IIOReadError(.timeout, device: details.device.id))
+            }
+            return []
+        case .failure(let error):
+            throw readFailure(error)
+        }
+        if let timeout { nextDeadline = now + timeout }
+        return decode(bytes)
+    }
+
+    private func readFailure(_ error: SystemErrno) -> MotionError {
+        let id = details.device.id
+        switch error.rawValue {
+        case EIO, ENODEV, ENXIO, EBADF:
+            let kind: IIOReadError.Kind = carry.isEmpty ? .disconnected : .truncatedScan
+            let message =
+                carry.isEmpty
+                ? "\(deviceName) stopped delivering data (removed?)"
+                : "\(deviceName) stopped in the middle of a scan (\(carry.count) of \(layout.scanSize) bytes)"
+            return MotionError(
+                .disconnected, message, at: .init(file: node),
+                underlying: IIOReadError(kind, device: id, systemError: error))
+        case ETIMEDOUT:
+            return MotionError(
+                .ioFailure, "\(deviceName) timed out", at: .init(file: node),
+                underlying: IIOReadError(.timeout, device: id, systemError: error))
+        default:
+            return MotionError(
+                .ioFailure, "reading \(deviceName) failed", at: .init(file: node),
+                underlying: IIOReadError(.readFailed, device: id, systemError: error))
+        }
+    }
+
+    /// Decodes every whole scan in `carry` + `bytes`, keeping a trailing partial scan for the next read.
+    private func decode(_ bytes: UnsafeRawBufferPointer) -> [MotionSample] {
+        let scanSize = layout.scanSize
+        var samples: [MotionSample] = []
+        samples.reserveCapacity((carry.count + bytes.count) / scanSize)
+        var offset = 0
+        if !carry.isEmpty {
+            let needed = scanSize - carry.count
+            let taken = min(needed, bytes.count)
+            carry += bytes[0..<taken]
+            offset = taken
+            if carry.count == scanSize {
+                carry.withUnsafeBytes { samples.append(decodeScan($0)) }
+                carry.removeAll(keepingCapacity: true)
+            }
+        }
+        while offset + scanSize <= bytes.count {
+            samples.append(decodeScan(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + scanSize])))
+            offset += scanSize
+        }
+        if offset < bytes.count { carry += bytes[offset...] }
+        stamp(&samples)
+        return samples
+    }
+
+    private func decodeScan(_ scan: UnsafeRawBufferPointer) -> MotionSample {
+        var sample = MotionSample(timestamp: 0)
+        for slot in slots {
+            let raw = SIMD3(
+                Double(slot.x.type.decode(scan, at: slot.x.offset)), Double(slot.y.type.decode(scan, at: slot.y.offset)),
+                Double(slot.z.type.decode(scan, at: slot.z.offset)))
+            let value = slot.sensor.convert(raw: raw)
+            switch slot.sensor.kind {
+            case .accelerometer: sample.acceleration = Acceleration(value)
+            case .gyroscope: sample.rotationRate = RotationRate(value)
+            case .magnetometer: sample.magneticField = MagneticField(value)
+            }
+        }
+        if let element = timestampElement {
+            sample.timestamp = Double(element.type.decode(scan, at: element.offset)) * 1e-9
+        }
+        return sample
+    }
+
+    /// Device timestamps are kept (never going back in time); otherwise the batch ends at the read time and
+    /// is spread back at the sampling period, starting no earlier than one period after the last sample.
+    private func stamp(_ samples: inout [MotionSample]) {
+        guard !samples.isEmpty else { return }
+        if timestampElement != nil {
+            for i in samples.indices {
+                samples[i].timestamp = max(samples[i].timestamp, lastTimestamp)
+                lastTimestamp = samples[i].timestamp
+            }
+            return
+        }
+        let now = boottimeSeconds()
+        let start = max(now - Double(samples.count - 1) * period, lastTimestamp + period)
+        for i in samples.indices { samples[i].timestamp = start + Double(i) * period }
+        lastTimestamp = samples[samples.count - 1].timestamp
+    }
+}
+
+/// Reads `in_<type>_<axis>_raw` at a fixed interval (devices without a buffer).
+final class PolledReader: SampleReader {
+    let details: CaptureDetails
+    let pollFD: Int32? = nil
+    let pendingBytes = 0
+    private(set) var nextDeadline: UInt64?
+
+    private let sensors: [(sensor: IIOSensor, paths: [String])]
+    private let interval: UInt64
+    private let deviceName: String
+    private var lastTimestamp = -Double.infinity
+
+    init(source: CaptureSource, configuration: CaptureConfiguration) throws(MotionError) {
+        let device = source.device
+        deviceName = "\(device.id) (\(device.name))"
+        var warnings: [String] = []
+        var sensors: [(IIOSensor, [String])] = []
+        for kind in source.sensors {
+            guard let sensor = device.sensor(kind) else { continue }
+            guard sensor.hasRawAttributes else {
+                throw MotionError(
+                    .unsupported, "\(deviceName) has no in_\(kind.channelType)_*_raw attributes to poll",
+                    at: .init(file: device.sysfsPath))
+            }
+            let paths = ["x", "y", "z"].map { "\(device.sysfsPath)/in_\(kind.channelType)_\($0)_raw" }
+            for path in paths where !Sysfs.isAccessible(path, mode: R_OK) {
+                throw MotionError.deviceAccess(SystemErrno(EACCES), "read", path)
+            }
+            sensors.append((sensor, paths))
+        }
+        self.sensors = sensors
+        let frequency = try DeviceSetup.configureRate(source, rate: configuration.rate, warnings: &warnings)
+        let rate = configuration.rate ?? frequency ?? 10
+        interval = UInt64(1e9 / rate)
+        nextDeadline = monotonicNanoseconds()
+        details = CaptureDetails(
+            device: device, sensors: source.sensors, mode: .polled, samplingFrequency: frequency, trigger: nil,
+            batchSize: 1, timestamps: .pollTime, warnings: warnings)
+    }
+
+    func close() {
+        nextDeadline = nil
+    }
+
+    func read(readable: Bool, now: UInt64) throws(MotionError) -> [MotionSample] {
+        guard let deadline = nextDeadline else { throw MotionError(.cancelled, "the capture is closed") }
+        guard deadline <= now else { return [] }
+        // The next poll on the fixed grid; after a stall, restart the grid instead of catching up in a burst.
+        let next = deadline + interval
+        nextDeadline = next > now ? next : now + interval
+        var sample = MotionSample(timestamp: max(boottimeSeconds(), lastTimestamp))
+        lastTimestamp = sample.timestamp
+        for (sensor, paths) in sensors {
+            var raw = SIMD3<Double>()
+            for (axis, path) in paths.enumerated() {
+                switch Sysfs.read(path) {
+                case .success(let text):
+                    guard let value = parseDecimal(text) else {
+                        throw MotionError(
+                            .ioFailure, "\(deviceName) returned \"\(text)\", not a number", at: .init(file: path),
+                            underlying: IIOReadError(.readFailed, device: details.device.id))
+                    }
+                    raw[axis] = value
+                case .failure(let error):
+                    throw MotionError.deviceAccess(error, "read", path)
+                }
+            }
+            let value = sensor.convert(raw: raw)
+            switch sensor.kind {
+            case .accelerometer: sample.acceleration = Acceleration(value)
+            case .gyroscope: sample.rotationRate = RotationRate(value)
+            case .magnetometer: sample.magneticField = MagneticField(value)
+            }
+        }
+        return [sample]
+    }
+}

@@ -1,0 +1,94 @@
+internal import CLibIIO
+import MotionCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A libiio local context (`iio_create_local_context`), destroyed with the last reference. Device and buffer
+/// pointers obtained from it are valid only while it lives: their owners keep a strong reference to it.
+final class IIOContextHandle {
+    let pointer: OpaquePointer
+
+    init() throws(MotionError) {
+        errno = 0
+        guard let pointer = iio_create_local_context() else {
+            let code = errno  // set by libiio; read before anything else can change it
+            throw MotionError(
+                code == EACCES ? .permissionDenied : .ioFailure,
+                "libiio could not read the IIO devices in /sys/bus/iio"
+                    + (code == EACCES ? "; see Docs/Devices.md for the udev rule that grants access" : ""),
+                at: .init(file: "/sys/bus/iio/devices"), underlying: SystemErrno(code == 0 ? EIO : code))
+        }
+        self.pointer = pointer
+    }
+
+    deinit {
+        iio_context_destroy(pointer)
+    }
+
+    /// Enables exactly `channels` (libiio ids such as `accel_x`, `timestamp`) of device `deviceID` and opens a
+    /// non-blocking buffer of `samples` scans: libiio writes `scan_elements/*_en`, `buffer/length` and
+    /// `buffer/enable`, and opens `node`.
+    ///
+    /// The corresponding libiio functions are `iio_channel_enable` and `iio_device_create_buffer`.
+    func openBuffer(deviceID: String, channels: [String], samples: Int, node: String) throws(MotionError)
+        -> OpaquePointer
+    {
+        guard let device = iio_context_find_device(pointer, deviceID) else {
+            throw MotionError(.deviceNotFound, "libiio does not list \(deviceID)", at: .init(file: node))
+        }
+        for index in 0..<iio_device_get_channels_count(device) {
+            if let channel = iio_device_get_channel(device, index) { iio_channel_disable(channel) }
+        }
+        for id in channels {
+            guard let channel = iio_device_find_channel(device, id, false) else {
+                throw MotionError(
+                    .unsupported, "libiio does not list channel \(id) of \(deviceID)", at: .init(file: node))
+            }
+            iio_channel_enable(channel)
+        }
+        errno = 0
+        guard let buffer = iio_device_create_buffer(device, samples, false) else {
+            let code = errno == 0 ? EIO : errno
+            let error = SystemErrno(code)
+            // See: iio.h iio_device_create_buffer (NULL with errno set); local backend local_open.
+            switch code {
+            case EBUSY:
+                throw MotionError(
+                    .unsupported,
+                    "\(deviceID) is busy: another program (such as iio-sensor-proxy or iio_readdev) is capturing from it",
+                    at: .init(file: node), underlying: IIOReadError(.busy, device: deviceID, systemError: error))
+            default:
+                throw MotionError.deviceAccess(error, "open the buffer of", node)
+            }
+        }
+        let result = iio_buffer_set_blocking_mode(buffer, false)
+        guard result == 0 else {
+            iio_buffer_destroy(buffer)
+            throw MotionError(.ioFailure, "cannot make the buffer of \(deviceID) non-blocking", at: .init(file: node),
+                underlying: SystemErrno(-result))
+        }
+        return buffer
+    }
+}
+
+/// The buffer's poll descriptor (`iio_buffer_get_poll_fd`), or a negative errno.
+func iioBufferPollFD(_ buffer: OpaquePointer) -> Int32 {
+    iio_buffer_get_poll_fd(buffer)
+}
+
+/// Disables and frees a buffer (`iio_buffer_destroy`; libiio writes `buffer/enable` = 0).
+func iioBufferDestroy(_ buffer: OpaquePointer) {
+    iio_buffer_destroy(buffer)
+}
+
+/// Reads what the device has (`iio_buffer_refill` in non-blocking mode) and returns the bytes read, which stay
+/// valid until the next refill; `EAGAIN` when nothing is available.
+func iioBufferRefill(_ buffer: OpaquePointer) -> Result<UnsafeRawBufferPointer, SystemErrno> {
+    let result = iio_buffer_refill(buffer)
+    // See: iio.h iio_buffer_refill: the number of bytes read, or a negative errno.
+    guard result >= 0 else { return .failure(SystemErrno(Int32(-result))) }
+    guard let start = iio_buffer_start(buffer) else { return .success(UnsafeRawBufferPointer(start: nil, count: 0)) }
+    return .success(UnsafeRawBufferPointer(start: UnsafeRawPointer(start), count: Int(result)))
+}

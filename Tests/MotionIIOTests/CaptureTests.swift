@@ -1,0 +1,292 @@
+import IIOTestbed
+import MotionCore
+import MotionIIO
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The lis3dh fixture's scan layout: x, y, z as le:s16 at indices 0–2 and a le:s64 timestamp at index 3.
+let lis3dhEncoder = ScanEncoder(
+    channels: [(0, "le:s16/16>>0"), (1, "le:s16/16>>0"), (2, "le:s16/16>>0"), (3, "le:s64/64>>0")])
+
+/// Scan i of the guide's fixture: x = i % 3, y = −1024, z = −(i % 5), t = 1 s + i × 10 ms.
+func fixtureRows(_ count: Int, from first: Int = 0) -> [[Int64]] {
+    (first..<first + count).map { i in [Int64(i % 3), -1024, -Int64(i % 5), 1_000_000_000 + Int64(i) * 10_000_000] }
+}
+
+/// What swift-motion must report for raw accelerometer values: M · ((raw + offset) × scale) / 9.80665, in g.
+func expectedAcceleration(
+    _ raw: SIMD3<Double>, matrix: MountMatrix = .identity, scale: Double = 0.009576, offset: Double = 0
+) -> SIMD3<Double> {
+    let ms2 = (raw + SIMD3(repeating: offset)) * scale
+    let rotated = SIMD3(
+        (matrix.xRow * ms2).sum(), (matrix.yRow * ms2).sum(), (matrix.zRow * ms2).sum())
+    return rotated / 9.80665
+}
+
+func isClose(_ a: SIMD3<Double>?, _ b: SIMD3<Double>, tolerance: Double = 1e-12) -> Bool {
+    guard let a else { return false }
+    return ((a - b) * (a - b)).sum().squareRoot() <= tolerance
+}
+
+func sources(_ selector: DeviceSelector = .automatic, includeBase: Bool = false) throws -> [CaptureSource] {
+    selector.sources(from: try IIODeviceDiscovery.devices(includeBase: includeBase))
+}
+
+/// Reads batches until the capture ends with an error; returns the samples and the error.
+func drain(_ capture: IIOCapture, limit: Int = .max) async -> ([MotionSample], MotionError?) {
+    var samples: [MotionSample] = []
+    do {
+        while samples.count < limit { samples += try await capture.next() }
+        return (samples, nil)
+    } catch {
+        return (samples, error)
+    }
+}
+
+/// Buffered and polled capture against emulated devices (umockdev; serialized).
+@Suite(.serialized, .enabled(if: Testbed.isEnabled))
+struct CaptureTests {
+    /// Every scan of a plain-file node is delivered, converted with a NON-symmetric mount matrix, on the
+    /// device's timestamps; the device is configured as documented and buffer/enable goes back to 0.
+    @Test func deliversEveryScanAndConfiguresTheDevice() async throws {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.lis3dh(node: .file(lis3dhEncoder.encode(rows: fixtureRows(40))))
+            device.setProperty("ACCEL_MOUNT_MATRIX", "0, -1, 0; 1, 0, 0; 0, 0, 1")
+            device.set("in_accel_offset", "3")
+            let path = try testbed.add(device)
+            try testbed.add(.lis3dhTrigger)
+
+            let capture = try IIOCapture(sources: try sources(), configuration: .init(rate: 150, batchDuration: 0.1))
+            let details = try #require(capture.details.first)
+            #expect(details.mode == .buffered)
+            #expect(details.samplingFrequency == 200)  // the nearest available value at or above 150 Hz
+            #expect(details.trigger == "lis3dh-trigger")
+            #expect(details.batchSize == 20)  // 200 Hz × 0.1 s
+            #expect(details.timestamps == .deviceTimestamps)
+            #expect(details.warnings.isEmpty)
+            #expect(testbed.attribute(path, "buffer/enable") == "1")
+            #expect(testbed.attribute(path, "sampling_frequency") == "200")
+            #expect(testbed.attribute(path, "current_timestamp_clock") == "boottime")
+            #expect(testbed.attribute(path, "trigger/current_trigger") == "lis3dh-trigger")
+            #expect(testbed.attribute(path, "buffer/watermark") == "20")
+            #expect(testbed.attribute(path, "buffer/length") == "80")  // libiio: 4 blocks of 20 scans
+            for axis in ["x", "y", "z"] { #expect(testbed.attribute(path, "scan_elements/in_accel_\(axis)_en") == "1") }
+            #expect(testbed.attribute(path, "scan_elements/in_timestamp_en") == "1")
+
+            let (samples, error) = await drain(capture)
+            #expect(samples.count == 40)
+            let matrix = MountMatrix(xRow: [0, -1, 0], yRow: [1, 0, 0], zRow: [0, 0, 1])
+            for (i, sample) in samples.enumerated() {
+                let raw = SIMD3(Double(i % 3), -1024, -Double(i % 5))
+                #expect(isClose(sample.acceleration?.vector, expectedAcceleration(raw, matrix: matrix, offset: 3)))
+                #expect(abs(sample.timestamp - (1 + Double(i) * 0.01)) < 1e-12)
+                #expect(sample.rotationRate == nil && sample.magneticField == nil)
+            }
+            // Raw y ≈ −1 g (portrait upright for this sensor) reads x ≈ +1 g after this matrix (row 1 takes −raw y).
+            #expect(abs((samples.first?.acceleration?.x ?? 0) - 1) < 0.01)
+            // The file ran out: the device "stopped", reported as a typed disconnection; the buffer is off.
+            #expect(error?.code == .disconnected)
+            #expect((error?.underlying as? IIOReadError)?.kind == .disconnected)
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+        }
+    }
+
+    /// Scans pushed through a pty as they would arrive from the kernel, including a scan split across two
+    /// reads, arrive complete and in order; close() disables the buffer.
+    @Test func streamsFromAPtyIncludingSplitScans() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            try testbed.add(.lis3dhTrigger)
+            let capture = try IIOCapture(sources: try sources(), configuration: .init(rate: 100))
+            let bytes = lis3dhEncoder.encode(rows: fixtureRows(10))
+            var received: [MotionSample] = []
+            try testbed.feed("/dev/iio:device0", Array(bytes[0..<40]))  // 2.5 scans
+            received += try await capture.next()
+            #expect(received.count == 2)
+            try testbed.feed("/dev/iio:device0", Array(bytes[40...]))
+            while received.count < 10 { received += try await capture.next() }
+            #expect(received.enumerated().allSatisfy { i, s in abs(s.timestamp - (1 + Double(i) * 0.01)) < 1e-12 })
+            #expect(received.map { $0.acceleration!.z * 9.80665 / 0.009576 }.map { $0.rounded() } == (0..<10).map { -Double($0 % 5) })
+            #expect(testbed.attribute(path, "buffer/enable") == "1")
+            capture.close()
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+            await #expect(throws: MotionError.self) { _ = try await capture.next() }
+        }
+    }
+
+    /// A device that goes away in the middle of a scan is a typed truncated-scan error. (libiio drops a
+    /// partial read that ends in an error, so the pty delivers 2 scans and 11 bytes, then the device is removed,
+    /// which closes the pty as unbinding a driver would.)
+    @Test func reportsATruncatedScan() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            let capture = try IIOCapture(sources: try sources())
+            let bytes = lis3dhEncoder.encode(rows: fixtureRows(3))
+            try testbed.feed("/dev/iio:device0", Array(bytes.dropLast(5)))
+            var samples = try await capture.next()
+            if samples.count < 2 { samples += try await capture.next() }
+            #expect(samples.count == 2)
+            testbed.remove(path)
+            let (_, error) = await drain(capture)
+            #expect(error?.code == .disconnected)
+            #expect((error?.underlying as? IIOReadError)?.kind == .truncatedScan)
+            // Whichever is seen first, the pty closing (EIO) or the udev event, the error says what was cut short.
+            #expect(error?.message.contains("in the middle of a scan (11") == true)
+        }
+    }
+
+    /// Cancelling the task that waits for data ends the wait at once and disables the buffer.
+    @Test func cancellationStopsTheWaitAndTheBuffer() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            let started = monotonicSeconds()
+            let task = Task {
+                try await IIOCapture.withCapture(from: try sources()) { capture in
+                    _ = try await capture.next()
+                }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(testbed.attribute(path, "buffer/enable") == "1")
+            task.cancel()
+            let result = await task.result
+            #expect(monotonicSeconds() - started < 1.5)
+            #expect(throws: MotionError.self) { try result.get() }
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+        }
+    }
+
+    @Test func reportsATimeout() async throws {
+        try await Testbed.run { testbed in
+            try testbed.add(.lis3dh())
+            let capture = try IIOCapture(sources: try sources(), configuration: .init(timeout: 0.3))
+            let started = monotonicSeconds()
+            let (_, error) = await drain(capture)
+            #expect(error?.code == .ioFailure)
+            #expect((error?.underlying as? IIOReadError)?.kind == .timeout)
+            #expect(monotonicSeconds() - started >= 0.29)
+        }
+    }
+
+    /// A udev `remove` of the device in use ends the capture with a typed disconnection.
+    @Test func reportsRemoval() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            let capture = try IIOCapture(sources: try sources())
+            try testbed.feed("/dev/iio:device0", lis3dhEncoder.encode(rows: fixtureRows(2)))
+            #expect(try await capture.next().count == 2)
+            testbed.remove(path)
+            let (_, error) = await drain(capture)
+            #expect(error?.code == .disconnected)
+            #expect(error?.message == "iio:device0 (lis3dh) was removed")
+        }
+    }
+
+    /// Without current_timestamp_clock the batch is stamped at read time on CLOCK_BOOTTIME, spread back at
+    /// the sampling period.
+    @Test func stampsAtReadTimeWithoutATimestampClock() async throws {
+        try await Testbed.run { testbed in
+            // Without a usable clock the timestamp channel is not enabled: scans are x, y, z only (6 bytes).
+            let encoder = ScanEncoder(channels: [(0, "le:s16/16>>0"), (1, "le:s16/16>>0"), (2, "le:s16/16>>0")])
+            var device = EmulatedDevice.lis3dh(node: .file(encoder.encode(rows: fixtureRows(5).map { Array($0.prefix(3)) })))
+            device.remove("current_timestamp_clock")
+            try testbed.add(device)
+            let capture = try IIOCapture(sources: try sources(), configuration: .init(rate: 50, batchDuration: 0.1))
+            #expect(capture.details.first?.timestamps == .readTime)
+            #expect(capture.details.first?.warnings.first?.contains("no current_timestamp_clock") == true)
+            let before = boottime()
+            let batch = try await capture.next()
+            let after = boottime()
+            #expect(batch.count == 5)
+            let steps = zip(batch, batch.dropFirst()).map { $1.timestamp - $0.timestamp }
+            #expect(steps.allSatisfy { abs($0 - 0.02) < 1e-9 })
+            let last = try #require(batch.last?.timestamp)
+            #expect(last >= before && last <= after)
+        }
+    }
+
+    /// Polled fallback: no device node; `(raw + offset) × scale` per axis, a fixed grid at the rate.
+    @Test func pollsRawAttributesWithOffsetAndScale() async throws {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.iio(name: "mma8452", number: 0, node: nil)
+            device.addSensor("accel", raw: (10, -2048, 5), scale: "0.0047884")
+            device.set("in_accel_x_scale", "0.005")
+            device.set("in_accel_offset", "-10")
+            device.setProperty("ACCEL_MOUNT_MATRIX", "0, 1, 0; -1, 0, 0; 0, 0, 1")
+            let path = try testbed.add(device)
+            let capture = try IIOCapture(sources: try sources(), configuration: .init(rate: 50))
+            #expect(capture.details.first?.mode == .polled)
+            #expect(capture.details.first?.timestamps == .pollTime)
+            let first = try await capture.next()
+            testbed.setAttribute(path, "in_accel_z_raw", "-500")
+            let second = try await capture.next()
+            let third = try await capture.next()
+            let ms2 = SIMD3<Double>((10 - 10) * 0.005, (-2048 - 10) * 0.0047884, (5 - 10) * 0.0047884)
+            let expected = SIMD3(ms2.y, -ms2.x, ms2.z) / 9.80665
+            #expect(isClose(first.first?.acceleration?.vector, expected))
+            #expect(abs((second.first?.acceleration?.z ?? 0) - (-510 * 0.0047884 / 9.80665)) < 1e-12)
+            let interval = (third.first?.timestamp ?? 0) - (second.first?.timestamp ?? 0)
+            #expect(interval > 0.015 && interval < 0.06)
+            capture.close()
+        }
+    }
+
+    /// Two devices (a separate accelerometer and gyroscope) sampled on the same timestamps are merged
+    /// into samples that carry both readings.
+    @Test func mergesSeparateAccelerometerAndGyroscope() async throws {
+        try await Testbed.run { testbed in
+            try testbed.add(.lis3dh(node: .file(lis3dhEncoder.encode(rows: fixtureRows(30)))))
+            var gyro = EmulatedDevice.iio(name: "l3g4200d", number: 1, node: .file([]))
+            gyro.addSensor("anglvel", raw: (0, 0, 0), scale: "0.000153", scanType: "be:s16/16>>0")
+            gyro.addChannel("timestamp", scan: (3, "le:s64/64>>0"))
+            gyro.set("current_timestamp_clock", "boottime")
+            gyro.addBuffer(trigger: nil)
+            let gyroEncoder = ScanEncoder(
+                channels: [(0, "be:s16/16>>0"), (1, "be:s16/16>>0"), (2, "be:s16/16>>0"), (3, "le:s64/64>>0")])
+            let gyroRows: [[Int64]] = (0..<30).map { [Int64($0), 0, -100, 1_000_000_000 + Int64($0) * 10_000_000] }
+            gyro.node = ("iio:device1", .file(gyroEncoder.encode(rows: gyroRows)))
+            try testbed.add(gyro)
+
+            let chosen = try sources()
+            #expect(chosen.map(\.device.id) == ["iio:device0", "iio:device1"])
+            let capture = try IIOCapture(sources: chosen)
+            let (samples, error) = await drain(capture)
+            #expect(error?.code == .disconnected)
+            // Both sources end at 1.29 s; the last ones are released when the first device's data ends.
+            #expect(samples.count >= 20)
+            #expect(samples.allSatisfy { $0.sensors == [.accelerometer, .gyroscope] })
+            #expect(samples.enumerated().allSatisfy { i, s in abs(s.timestamp - (1 + Double(i) * 0.01)) < 1e-12 })
+            #expect(samples.enumerated().allSatisfy { i, s in abs(s.rotationRate!.x - Double(i) * 0.000153) < 1e-12 })
+            #expect(samples.allSatisfy { abs($0.rotationRate!.z - (-100 * 0.000153)) < 1e-12 })
+        }
+    }
+
+    @Test func explainsBuffersThatCannotBeUsed() async throws {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.iio(name: "pollonly", number: 0, node: nil)
+            device.addSensor("accel", raw: (0, 0, 0), scale: "0.01")
+            try testbed.add(device)
+            #expect {
+                _ = try IIOCapture(sources: try sources(), configuration: .init(mode: .buffered))
+            } throws: { error in
+                (error as? MotionError)?.code == .unsupported
+            }
+            #expect(throws: MotionError.self) { _ = try IIOCapture(sources: []) }
+            #expect(throws: MotionError.self) { _ = try IIOCapture(sources: try sources(), configuration: .init(rate: 0)) }
+        }
+    }
+}
+
+func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+}
+
+func boottime() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_BOOTTIME, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+}
