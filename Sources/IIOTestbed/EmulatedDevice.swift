@@ -97,12 +97,12 @@ extension String {
 // MARK: - IIO devices
 
 extension EmulatedDevice {
-    /// An IIO device `iio:device<number>` under `parent` with its udev properties (`DEVNAME`, `SUBSYSTEM`, …),
-    /// `dev` and `name`; add channels with ``addChannel(_:raw:scan:)`` and a buffer with ``addBuffer(trigger:)``.
+    /// An IIO device `iio:device<number>` under `parent` with its udev properties (`DEVNAME`, `SUBSYSTEM`,
+    /// `DEVTYPE`) and `name`; add channels with ``addChannel(_:raw:scan:)`` and a buffer with ``addBuffer(trigger:)``.
     ///
     /// - Parameters:
     ///   - name: The chip name (sysfs `name`).
-    ///   - number: The device number N of `iio:deviceN` (and its minor number).
+    ///   - number: The device number N of `iio:deviceN`.
     ///   - parent: The parent sysfs path without `/sys`; defaults to `/devices/platform/<name>-<number>`.
     ///   - node: The `/dev/iio:deviceN` backing, or `nil` for a device without a node (polled only).
     public static func iio(name: String, number: Int, parent: String? = nil, node: Node? = .pty) -> EmulatedDevice {
@@ -110,14 +110,11 @@ extension EmulatedDevice {
         var device = EmulatedDevice(
             devicePath: (parent ?? "/devices/platform/\(name)-\(number)") + "/" + id,
             node: node.map { (id, $0) })
-        if node != nil {
-            device.setProperty("DEVNAME", "/dev/\(id)")
-            device.setProperty("MAJOR", "254")
-            device.setProperty("MINOR", "\(number)")
-        }
+        // No `dev` attribute or MAJOR/MINOR: umockdev would link /sys/dev/char/<major:minor> and never unlink it,
+        // so the same device could not be added again in a later test. DEVNAME is what readers use.
+        if node != nil { device.setProperty("DEVNAME", "/dev/\(id)") }
         device.setProperty("DEVTYPE", "iio_device")
         device.setProperty("SUBSYSTEM", "iio")
-        if node != nil { device.set("dev", "254:\(number)") }
         device.set("name", name)
         return device
     }

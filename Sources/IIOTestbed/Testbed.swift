@@ -11,14 +11,22 @@ import Glibc
 /// machine's.
 ///
 /// Test support only. umockdev keeps one testbed per process (`$UMOCKDEV_DIR` is process-global), so tests
-/// get one through ``run(_:)``, which holds a process-wide lock for the duration: tests in different suites
-/// and targets never share or hide each other's devices.
+/// get the testbed through ``run(_:)``, which holds a process-wide lock for the duration and starts from an
+/// empty testbed: tests in different suites and targets never share or hide each other's devices.
+///
+/// The testbed is created once and then only cleared, never freed: creating and freeing one sets and unsets
+/// `UMOCKDEV_DIR`, and changing the environment while other threads read it (umockdev's own threads, the test
+/// runner) crashes at random. Its folder is removed when the process exits.
 ///
 /// The emulation works only when `libumockdev-preload.so.0` was in `LD_PRELOAD` when the process started. The
 /// `UMockdevPreload` target's constructor arranges that by re-executing the test binary once; see
 /// `Docs/Devices.md` ("Testing").
 public final class Testbed: @unchecked Sendable {
     private let testbed: UnsafeMutablePointer<UMockdevTestbed>
+    /// The sysfs paths of the devices added, for removal after the test (the lock makes this single-threaded).
+    private var added: [String] = []
+    /// The `/dev` nodes this testbed made, by sysfs path: the node's path in the testbed and its pty, if any.
+    private var nodes: [String: (name: String, path: String, pty: (master: Int32, slave: Int32)?)] = [:]
 
     /// `true` when umockdev's preload library is mapped into this process, so testbeds redirect `/sys` and `/dev`.
     public static var preloadActive: Bool { swift_motion_umockdev_preload_active() != 0 }
@@ -45,13 +53,16 @@ public final class Testbed: @unchecked Sendable {
         guard Testbed.preloadActive else { throw TestbedError(Testbed.preloadHelp) }
         guard let testbed = umockdev_testbed_new() else { throw TestbedError("umockdev_testbed_new failed") }
         self.testbed = testbed
+        let root = umockdev_testbed_get_root_dir(testbed)
+        swift_motion_remove_at_exit(root)
+        g_free(root)
     }
 
-    deinit {
-        g_object_unref(UnsafeMutableRawPointer(testbed))
-    }
+    /// The one testbed of the process; only touched while holding the lock.
+    nonisolated(unsafe) private static var shared: Testbed?
 
-    /// Creates a testbed, runs `body` with it and frees it, holding the process-wide testbed lock throughout.
+    /// Runs `body` with an empty testbed, holding the process-wide testbed lock throughout; the testbed is
+    /// cleared again afterwards.
     ///
     /// - Throws: ``TestbedError`` when the preload is not active (see ``preloadHelp``), or what `body` throws.
     public static func run<Result: Sendable>(
@@ -59,7 +70,9 @@ public final class Testbed: @unchecked Sendable {
     ) async throws -> Result {
         await TestbedLock.shared.acquire()
         defer { TestbedLock.shared.release() }
-        let testbed = try Testbed()
+        if shared == nil { shared = try Testbed() }
+        let testbed = shared!
+        defer { testbed.removeAll() }
         return try await body(testbed)
     }
 
@@ -72,14 +85,66 @@ public final class Testbed: @unchecked Sendable {
 
     /// Adds a device (and sends its `add` uevent) and returns its sysfs path, such as
     /// `/sys/devices/platform/lis3dh-accel/iio:device0`.
+    ///
+    /// The `/dev` node is made here rather than by umockdev (whose pty nodes cannot be made again under the
+    /// same name once removed): a plain file holding the bytes, or a symbolic link to a pty in raw mode whose
+    /// master side ``feed(_:_:)`` writes to. Removing the device closes the pty, so readers see it vanish.
     @discardableResult
     public func add(_ device: EmulatedDevice) throws(TestbedError) -> String {
-        try add(description: device.umockdevDescription)
-        return "/sys" + device.devicePath
+        var description = device
+        let node = description.node
+        description.node = nil
+        if let node { try makeNode(node.name, node.backing, for: device.sysfsPath) }
+        try add(description: description.umockdevDescription)
+        return device.sysfsPath
+    }
+
+    private func makeNode(_ name: String, _ backing: EmulatedDevice.Node, for sysfsPath: String) throws(TestbedError) {
+        let directory = rootDirectory + "/dev"
+        mkdir(directory, 0o755)
+        let path = directory + "/" + name
+        unlink(path)
+        switch backing {
+        case .file(let bytes):
+            guard let file = fopen(path, "w") else { throw TestbedError("cannot create \(path): errno \(errno)") }
+            _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+            fclose(file)
+            nodes[sysfsPath] = (name, path, nil)
+        case .pty:
+            var master: Int32 = -1
+            var slave: Int32 = -1
+            guard openpty(&master, &slave, nil, nil, nil) == 0 else {
+                throw TestbedError("openpty failed: errno \(errno)")
+            }
+            var settings = termios()
+            tcgetattr(slave, &settings)
+            cfmakeraw(&settings)
+            tcsetattr(slave, TCSANOW, &settings)
+            let flags = fcntl(master, F_GETFL)
+            _ = fcntl(master, F_SETFL, flags | O_NONBLOCK)
+            guard let slaveName = ttyname(slave).map({ String(cString: $0) }), symlink(slaveName, path) == 0 else {
+                close(master)
+                close(slave)
+                throw TestbedError("cannot link \(path) to a pty: errno \(errno)")
+            }
+            nodes[sysfsPath] = (name, path, (master, slave))
+        }
+    }
+
+    private func removeNode(for sysfsPath: String) {
+        guard let node = nodes.removeValue(forKey: sysfsPath) else { return }
+        unlink(node.path)
+        if let pty = node.pty {
+            close(pty.master)
+            close(pty.slave)
+        }
     }
 
     /// Adds devices from umockdev's text format (`P:`, `N:`, `E:`, `A:` lines; blank lines between devices).
     public func add(description: String) throws(TestbedError) {
+        for line in description.split(separator: "\n") where line.hasPrefix("P: ") {
+            added.append("/sys" + line.dropFirst(3))
+        }
         var error: UnsafeMutablePointer<GError>?
         let ok = umockdev_testbed_add_from_string(testbed, description, &error)
         if ok == 0 {
@@ -107,13 +172,24 @@ public final class Testbed: @unchecked Sendable {
     /// Sends the `remove` uevent, then removes the device (umockdev's removal alone sends no uevent).
     public func remove(_ sysfsPath: String) {
         uevent(sysfsPath, "remove")
+        removeNode(for: sysfsPath)
         umockdev_testbed_remove_device(testbed, sysfsPath)
+        added.removeAll { $0 == sysfsPath }
     }
 
-    /// The master side of the pty behind an emulated `/dev` node that was added without contents (such as
-    /// `/dev/iio:device0`): bytes written to it are what readers of the node receive. Owned by the testbed.
+    /// Removes every device still there (no uevents), so the next test starts from an empty testbed.
+    private func removeAll() {
+        for path in added.reversed() {
+            removeNode(for: path)
+            umockdev_testbed_remove_device(testbed, path)
+        }
+        added = []
+    }
+
+    /// The master side of the pty behind an emulated `/dev` node added with ``EmulatedDevice/Node/pty``, such as
+    /// `/dev/iio:device0`: bytes written to it are what readers of the node receive; -1 when there is none.
     public func masterFileDescriptor(forNode node: String) -> Int32 {
-        umockdev_testbed_get_dev_fd(testbed, node)
+        nodes.values.first { "/dev/" + $0.name == node }?.pty?.master ?? -1
     }
 
     /// Writes all of `bytes` to the pty master of `node` (see ``masterFileDescriptor(forNode:)``).
@@ -201,3 +277,4 @@ final class TestbedLock: Sendable {
         next?.resume()
     }
 }
+

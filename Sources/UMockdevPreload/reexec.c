@@ -6,6 +6,7 @@
 // A plain `swift test` therefore runs the emulated-device tests. Opt out with UMOCKDEV_NO_REEXEC=1 (for
 // example under `umockdev-wrapper swift test`, which sets the preload itself).
 #define _GNU_SOURCE
+#define _XOPEN_SOURCE 700
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,4 +70,26 @@ static void swift_motion_umockdev_reexec(int argc, char **argv, char **envp) {
     if (old != NULL) setenv("LD_PRELOAD", old, 1); else unsetenv("LD_PRELOAD");
     unsetenv("SWIFT_MOTION_UMOCKDEV_REEXEC");
     free(old);
+}
+
+// Removing the shared testbed's folder when the process exits (the testbed is never freed; see Testbed.swift).
+#include <ftw.h>
+
+static char *testbed_root_at_exit;
+
+static int remove_entry(const char *path, const struct stat *info, int flag, struct FTW *ftw) {
+    (void)info;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void remove_testbed_root(void) {
+    if (testbed_root_at_exit != NULL) nftw(testbed_root_at_exit, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void swift_motion_remove_at_exit(const char *root) {
+    if (testbed_root_at_exit != NULL || root == NULL) return;
+    testbed_root_at_exit = strdup(root);
+    atexit(remove_testbed_root);
 }
