@@ -49,6 +49,11 @@ struct AttitudeCommand: ParsableCommand {
         "Magnetic declination for --frame true-north, degrees east of true north.", valueName: "degrees"))
     var declination: Double = 0
 
+    @Option(help: ArgumentHelp(
+        "Latency compensation: report the attitude predicted this far ahead from the latest rotation rate.",
+        valueName: "seconds"))
+    var predict: Double = 0
+
     @Option(help: ArgumentHelp("Sensors to fuse, comma-separated (accel,gyro for 6D).", valueName: "accel,gyro,mag"))
     var sensors: SensorList?
 
@@ -64,6 +69,9 @@ struct AttitudeCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
+        guard predict >= 0, predict <= 1 else {
+            throw ValidationError("--predict must be between 0 and 1 second, got \(predict).")
+        }
         guard declination.isFinite, abs(declination) <= 180 else {
             throw ValidationError("--declination must be in degrees between -180 and 180, got \(declination).")
         }
@@ -109,11 +117,13 @@ struct AttitudeCommand: ParsableCommand {
         metadata["input"] = trace
         metadata["frame"] = "\(frame.rawValue) (\(frame == .xArbitraryZVertical || frame == .xArbitraryCorrectedZVertical ? "x arbitrary, z up" : "x north, y west, z up"))"
         metadata["quaternion"] = "scalar first, device to reference: v_ref = q v_device q*"
+        if predict > 0 { metadata["prediction_s"] = "\(predict)" }
         let columns = all ? Self.allColumns : Self.quaternionColumns
         let writer = try TraceWriter(
             fileDescriptor: 1, name: "<stdout>", format: output.format, recordType: "attitude", columns: columns,
             metadata: metadata, flushing: output.flushing)
-        var filter = DeviceMotionFilter(referenceFrame: frame, magneticDeclination: declination * .pi / 180)
+        var filter = DeviceMotionFilter(
+            referenceFrame: frame, magneticDeclination: declination * .pi / 180, predictionInterval: predict)
         var pacer = Pacer(speed: speed.factor)
         var values = [Double](repeating: 0, count: columns.count)
         values[0] = 1

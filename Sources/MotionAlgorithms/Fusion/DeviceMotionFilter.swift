@@ -19,6 +19,10 @@ public struct DeviceMotionFilter: Sendable {
     public let referenceFrame: AttitudeReferenceFrame
     /// Magnetic declination in radians, positive when magnetic north is east of true north.
     public let magneticDeclination: Double
+    /// How far ahead the reported attitude is predicted, in seconds, from the latest bias-corrected rotation rate:
+    /// latency compensation for a sensor whose readings arrive late (digital-filter group delay, transport). 0, the
+    /// default, reports the attitude at the sample's own timestamp.
+    public let predictionInterval: Double
     /// The underlying estimator (read its bias, rest and disturbance states here).
     public private(set) var estimator: AttitudeEstimator<Double>
 
@@ -33,13 +37,16 @@ public struct DeviceMotionFilter: Sendable {
     /// - Parameters:
     ///   - referenceFrame: The frame the attitude is relative to.
     ///   - magneticDeclination: Radians, east positive; used by `xTrueNorthZVertical` only.
+    ///   - predictionInterval: Seconds to predict the attitude ahead (latency compensation); 0 for none.
     ///   - configuration: The estimator's settings.
     public init(
         referenceFrame: AttitudeReferenceFrame = .xArbitraryZVertical, magneticDeclination: Double = 0,
-        configuration: AttitudeEstimatorConfiguration = .init()
+        predictionInterval: Double = 0, configuration: AttitudeEstimatorConfiguration = .init()
     ) {
+        precondition(predictionInterval >= 0 && predictionInterval.isFinite, "The prediction interval must be ≥ 0 s.")
         self.referenceFrame = referenceFrame
         self.magneticDeclination = magneticDeclination
+        self.predictionInterval = predictionInterval
         estimator = AttitudeEstimator(configuration: configuration)
     }
 
@@ -66,8 +73,16 @@ public struct DeviceMotionFilter: Sendable {
         return deviceMotion(at: sample.timestamp)
     }
 
-    /// The attitude quaternion (device → reference) in ``referenceFrame`` now.
+    /// The attitude quaternion (device → reference) in ``referenceFrame`` now, predicted ahead by
+    /// ``predictionInterval``.
     public var quaternion: Quaternion<Double> {
+        guard predictionInterval > 0 else { return unpredictedQuaternion }
+        // The device keeps turning at its body rate: v_ref = q · exp(ω·δ) · v_device.
+        let rate = lastRotationRate - estimator.gyroscopeBias
+        return (unpredictedQuaternion * Quaternion(rotationVector: rate * predictionInterval)).normalized
+    }
+
+    private var unpredictedQuaternion: Quaternion<Double> {
         switch referenceFrame {
         case .xArbitraryZVertical:
             return estimator.quaternion6D

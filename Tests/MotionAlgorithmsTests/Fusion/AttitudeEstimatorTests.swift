@@ -157,3 +157,26 @@ import Testing
         #expect(worst < 1e-3)
     }
 }
+
+@Suite struct PredictionTests {
+    /// Turning flat at a constant rate about the vertical, the attitude predicted one interval ahead is the attitude
+    /// reported one sample later.
+    @Test func predictionLooksOneIntervalAhead() {
+        let dt = 0.01
+        var now = DeviceMotionFilter()
+        var ahead = DeviceMotionFilter(predictionInterval: dt)
+        var previousPredicted: Attitude?
+        var worst = 0.0
+        for i in 0..<300 {
+            let sample = MotionSample(
+                timestamp: Double(i) * dt, acceleration: Acceleration(x: 0, y: 0, z: -1),
+                rotationRate: RotationRate(x: 0, y: 0, z: 1.3))
+            let current = now.update(sample)
+            let predicted = ahead.update(sample)
+            if let previousPredicted, let current { worst = max(worst, previousPredicted.angle(to: current.attitude)) }
+            previousPredicted = predicted?.attitude
+        }
+        #expect(worst < 1e-9)
+        #expect(ahead.predictionInterval == dt && now.predictionInterval == 0)
+    }
+}
