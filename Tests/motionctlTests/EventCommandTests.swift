@@ -211,8 +211,8 @@ import Testing
             "2.080    Shake cancelled: tooLong (axis x, 11 strokes, 1.080 s, peak 2.09 g)",
             "8.140    Shake began (axis y, 3 strokes, peak 1.73 g)",
             "8.980    Shake cancelled: tooLong (axis y, 10 strokes, 1.020 s, peak 1.82 g)",
-            "14.130    Shake began (axis z, 3 strokes, peak 1.68 g)",
-            "15.050    Shake cancelled: tooLong (axis z, 13 strokes, 1.100 s, peak 1.68 g)",
+            "14.040    Shake began (axis z, 3 strokes, peak 1.63 g)",
+            "14.950    Shake cancelled: tooLong (axis z, 13 strokes, 1.050 s, peak 1.68 g)",
         ])
     }
 

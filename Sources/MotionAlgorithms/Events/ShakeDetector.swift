@@ -10,8 +10,8 @@ public import RealModule
 /// 2. **Strokes**: a stroke starts when `v` exceeds ``Configuration/threshold`` (default 0.3 g) pointing
 ///    against the previous stroke (projected on its direction). Consecutive strokes must start between
 ///    `1/(2·fmax)` and `1/(2·fmin)` apart, the half periods of ``Configuration/frequencyBand`` (default
-///    1.5–10 Hz); a stroke outside that band, or one in the same direction as the previous, starts a new
-///    sequence.
+///    1.5–10 Hz), give or take one sample interval; a stroke outside that band, or one in the same direction as
+///    the previous, starts a new sequence.
 /// 3. **Line test**: the second moments of `v` over the sequence must put at least
 ///    ``Configuration/minimumLinearity`` (default 0.97) of the energy on one line. A shake is a reciprocation
 ///    along one line; walking and running add sideways and forwards sway to their vertical bounce.
@@ -218,9 +218,10 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
         if projection > peak { peak = projection }
         guard projection <= -threshold else { return event }
 
-        // A reversal.
+        // A reversal. Stroke starts are only known to within a sample interval, so the band's bounds are
+        // widened by one.
         let interval = timestamp - strokeStart
-        guard interval >= configuration.shortestStroke && interval <= configuration.longestStroke else {
+        guard interval >= configuration.shortestStroke - dt && interval <= configuration.longestStroke + dt else {
             return restart(at: timestamp, along: v, magnitude: magnitude) ?? event
         }
         strokes += 1
