@@ -1,24 +1,30 @@
 import ArgumentParser
 import MotionAlgorithms
 import MotionCore
+import MotionIIO
 import MotionTrace
 
-/// `motionctl stream`: replays a trace (later: a live device) to stdout, filtered and thinned.
-struct StreamCommand: ParsableCommand {
+/// `motionctl stream`: replays a trace, or reads a live device (`--device`), to stdout, filtered and thinned.
+struct StreamCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stream",
-        abstract: "Stream motion samples from a recorded trace to stdout.",
+        abstract: "Stream motion samples from a recorded trace or a live IIO device to stdout.",
         discussion: """
             The trace is read as it streams (any size; '-' reads stdin) and replayed paced by its timestamps like a
             live device (--speed realtime), faster or slower (--speed 4, --speed 0.5), or as fast as possible
             (--speed max). Filters run on every input sample; --interval then thins each sensor's readings.
             In CSV the trace's comment and metadata lines are kept (attribution included) and the processing is
             added as metadata.
+            With --device (auto, a name, label, id, sysfs path or /dev node) samples come from live IIO devices
+            instead, at --rate; --speed and --lenient do not apply. See Docs/Devices.md.
             """
     )
 
     @Option(help: ArgumentHelp("The trace to replay, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
-    var trace: String
+    var trace: String?
+
+    // Live devices instead of a trace: --device, --rate, … (LiveDevices.swift, Docs/Devices.md).
+    @OptionGroup var live: LiveDeviceOptions
 
     @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
     var speed: ReplaySpeed = .realtime
@@ -29,16 +35,43 @@ struct StreamCommand: ParsableCommand {
     @OptionGroup var processing: ProcessingOptions
     @OptionGroup var output: OutputOptions
 
-    func run() throws {
+    func validate() throws {
+        guard (trace == nil) != (live.device == nil) else {
+            throw ValidationError("Give either --trace FILE or --device auto|NAME|PATH.")
+        }
+        try live.validateDevice()
+    }
+
+    func run() async throws {
         Interruption.install()
         do {
-            try stream()
+            if let device = live.device {
+                try await streamDevice(device)
+            } else {
+                try stream()
+            }
         } catch {
             throw report(error)
         }
     }
 
+    /// Live samples through the same filters and output as a trace (LiveDevices.swift).
+    func streamDevice(_ device: String) async throws(MotionError) {
+        var extra: [(String, String)] = []
+        if let filter = processing.filter { extra.append(("filter", filter.description)) }
+        if processing.interval > 0 { extra.append(("update_interval_s", "\(processing.interval)")) }
+        let session = LiveSession(
+            options: live, selector: DeviceSelector(device), wanted: processing.sensors?.set ?? .all,
+            interval: processing.interval, filter: processing.filter,
+            output: .init(
+                fileDescriptor: 1, name: "<stdout>", format: output.format, flushing: output.flushing,
+                source: "motionctl stream", extraMetadata: extra),
+            duration: nil)
+        try await SignalCancellation.run { try await session.run() }
+    }
+
     func stream() throws(MotionError) {
+        let trace = self.trace ?? "-"
         let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
         defer { reportSkippedRows(reader) }
         let sensors = processing.sensors?.set ?? reader.sensors

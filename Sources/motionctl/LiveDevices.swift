@@ -1,0 +1,341 @@
+import ArgumentParser
+import MotionAlgorithms
+import MotionCore
+import MotionIIO
+import MotionTrace
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The options of commands that read live IIO devices (`stream --device`, `record`).
+struct LiveDeviceOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "The device to read: auto (one device per sensor, merged by timestamp), or a name, label, id "
+            + "(iio:device0), sysfs path or /dev node.", valueName: "auto|name|path"))
+    var device: String?
+
+    @Option(help: ArgumentHelp(
+        "Sampling rate to ask for: the device's nearest available rate at or above it (default: the device's "
+            + "current rate, or 1/--interval).", valueName: "hz"))
+    var rate: Double?
+
+    @Option(name: .customLong("batch"), help: ArgumentHelp(
+        "Seconds of data per wake-up (the buffer watermark is rate × this).", valueName: "seconds"))
+    var batchDuration: Double = 0.05
+
+    @Option(help: "How to read: automatic (buffered when possible), buffered or polled.")
+    var mode: CaptureModeArgument = .automatic
+
+    @Flag(name: .customLong("include-base"), help: "Also use accelerometers in the base of a convertible.")
+    var includeBase = false
+
+    @Flag(name: .customLong("exit-on-disconnect"), help: ArgumentHelp(
+        "Exit with status 69 when the device goes away, instead of waiting for it to come back."))
+    var exitOnDisconnect = false
+
+    func validateDevice() throws {
+        if let rate, !(rate > 0 && rate.isFinite) {
+            throw ValidationError("--rate must be a positive number of hertz, got \(rate).")
+        }
+        guard batchDuration > 0 && batchDuration.isFinite else {
+            throw ValidationError("--batch must be a positive number of seconds, got \(batchDuration).")
+        }
+    }
+
+    /// The capture configuration, with the rate from --rate or else from --interval.
+    func configuration(interval: Double) -> CaptureConfiguration {
+        CaptureConfiguration(
+            rate: rate ?? (interval > 0 ? 1 / interval : nil), batchDuration: batchDuration, mode: mode.mode)
+    }
+}
+
+/// `--mode automatic|buffered|polled`.
+enum CaptureModeArgument: String, ExpressibleByArgument, CaseIterable {
+    case automatic, buffered, polled
+
+    var mode: CaptureConfiguration.Mode {
+        switch self {
+        case .automatic: .automatic
+        case .buffered: .buffered
+        case .polled: .polled
+        }
+    }
+}
+
+/// Streams samples from live devices into a trace writer, surviving disconnections (see `Docs/Devices.md`):
+/// a removal is reported (stderr line, and a `disconnected` event in the output), then the session waits for a
+/// matching device and resumes with a `connected` event, or with `--exit-on-disconnect` it ends with the
+/// `disconnected` error (exit status 69).
+struct LiveSession {
+    struct Output {
+        var fileDescriptor: Int32
+        var name: String
+        var format: TraceFormat
+        var flushing: TraceWriter.Flushing
+        /// `source` metadata, such as `motionctl record`.
+        var source: String
+        /// Metadata added after the device's, such as the filter.
+        var extraMetadata: [(String, String)] = []
+    }
+
+    let options: LiveDeviceOptions
+    let selector: DeviceSelector
+    let wanted: SensorSet
+    let interval: Double
+    let filter: VectorFilter?
+    let output: Output
+    /// Stop after this many seconds of samples (from the first sample's timestamp).
+    let duration: Double?
+
+    func run() async throws(MotionError) {
+        // Created before discovery, so no add is missed. Without it (no permission to listen to udev), a
+        // removed device ends the command as with --exit-on-disconnect.
+        let monitor: IIODeviceMonitor?
+        do {
+            monitor = try IIODeviceMonitor(includeBase: options.includeBase)
+        } catch {
+            monitor = nil
+            if !options.exitOnDisconnect {
+                printToStandardError("motionctl: warning: cannot watch for devices (\(error)); a removal will end the command")
+            }
+        }
+        var writer: TraceWriter?
+        var pipeline: SamplePipeline?
+        var lastTimestamp = -Double.infinity
+        var firstTimestamp: Double?
+        var disconnected = false
+
+        while true {
+            let devices = try IIODeviceDiscovery.devices(includeBase: options.includeBase)
+            let sources = selector.sources(from: devices, sensors: wanted)
+            if sources.isEmpty {
+                guard writer != nil else { throw noDevice(devices) }
+                try await waitForMatchingDevice(monitor)
+                continue
+            }
+            let capture: IIOCapture
+            do {
+                capture = try IIOCapture(sources: sources, configuration: options.configuration(interval: interval))
+            } catch where writer != nil && error.code == .disconnected {
+                try await waitForMatchingDevice(monitor)
+                continue
+            }
+            defer { capture.close() }
+            for detail in capture.details {
+                for warning in detail.warnings { printToStandardError("motionctl: warning: \(detail.device.id): \(warning)") }
+            }
+            if writer == nil {
+                let sensors = sources.reduce(into: SensorSet()) { set, source in
+                    source.sensors.forEach { set.insert($0.sensor) }
+                }.intersection(wanted)
+                writer = try TraceWriter(
+                    fileDescriptor: output.fileDescriptor, name: output.name, format: output.format, sensors: sensors,
+                    metadata: metadata(capture.details), flushing: output.flushing)
+                pipeline = SamplePipeline(sensors: sensors, updateInterval: interval, filter: filter)
+            } else if disconnected {
+                disconnected = false
+                let names = capture.details.map { "\($0.device.id) (\($0.device.name))" }.joined(separator: ", ")
+                printToStandardError("motionctl: \(names) connected; resuming")
+                try writer!.writeEvent(
+                    type: "connected", timestamp: max(lastTimestamp, boottimeNow()),
+                    fields: [("devices", .string(names))])
+                try writer!.flush()
+            }
+
+            do {
+                while true {
+                    let batch = try await capture.next()
+                    for var sample in batch {
+                        sample.timestamp = max(sample.timestamp, lastTimestamp)  // never back in time across reconnections
+                        if let duration {
+                            let first = firstTimestamp ?? sample.timestamp
+                            firstTimestamp = first
+                            if sample.timestamp - first >= duration {
+                                try writer!.flush()
+                                return
+                            }
+                        }
+                        guard let delivered = pipeline!.process(sample) else { continue }
+                        try writer!.write(delivered)
+                        lastTimestamp = delivered.timestamp
+                    }
+                    try writer!.flush()  // every batch: a reader (or kill -9) sees whole lines up to here
+                }
+            } catch where error.code == .cancelled {
+                try writer!.flush()
+                return
+            } catch where error.code == .disconnected {
+                if options.exitOnDisconnect || monitor == nil {
+                    try? writer!.flush()
+                    throw error
+                }
+                disconnected = true
+                printToStandardError("motionctl: \(error.message); waiting for a matching device")
+                let id = (error.underlying as? IIOReadError)?.device
+                let device = capture.details.first { $0.device.id == id }?.device
+                try writer!.writeEvent(
+                    type: "disconnected", timestamp: max(lastTimestamp, boottimeNow()),
+                    fields: [
+                        ("device", .string(device?.id ?? "")), ("name", .string(device?.name ?? "")),
+                        ("reason", .string(error.message)),
+                    ])
+                try writer!.flush()
+            }
+        }
+    }
+
+    /// Suspends until the monitor reports a device that the selector would pick.
+    private func waitForMatchingDevice(_ monitor: IIODeviceMonitor?) async throws(MotionError) {
+        guard let monitor else {
+            throw MotionError(.disconnected, "the device is gone and new devices cannot be watched for")
+        }
+        while true {
+            switch try await monitor.next() {
+            case .added(let device), .changed(let device):
+                if !selector.sources(from: [device], sensors: wanted).isEmpty { return }
+            case .removed:
+                continue
+            }
+        }
+    }
+
+    private func noDevice(_ devices: [IIODevice]) -> MotionError {
+        let found =
+            devices.isEmpty
+            ? "no IIO accelerometer, gyroscope or magnetometer was found"
+            : "found " + devices.map { "\($0.id) (\($0.name))" }.joined(separator: ", ")
+        return MotionError(
+            .deviceNotFound,
+            "no device matches --device \(selector) for \(wanted); \(found) (see motionctl devices and Docs/Devices.md)")
+    }
+
+    private func metadata(_ details: [CaptureDetails]) -> TraceMetadata {
+        var metadata = TraceMetadata()
+        metadata["source"] = output.source
+        metadata["device"] = details.map { "\($0.device.name) (\($0.device.id))" }.joined(separator: ", ")
+        metadata["clock"] = "boottime"
+        if let rate = details.first?.samplingFrequency { metadata["rate_hz"] = DeviceReport.number(rate) }
+        for detail in details {
+            for kind in detail.sensors {
+                guard let sensor = detail.device.sensor(kind) else { continue }
+                let suffix = SensorSet.shortNames.first { $0.sensor == kind.sensor }?.name ?? kind.channelType
+                metadata["mount_matrix_\(suffix)"] = "\(sensor.mountMatrix.value) (\(sensor.mountMatrix.source))"
+                metadata["scale_\(suffix)"] = DeviceReport.axes(sensor.scale)
+                metadata["offset_\(suffix)"] = DeviceReport.axes(sensor.offset)
+            }
+            var capture = "\(detail.device.id) \(detail.mode.rawValue)"
+            if let rate = detail.samplingFrequency { capture += " at \(DeviceReport.number(rate)) Hz" }
+            if let trigger = detail.trigger { capture += ", trigger \(trigger)" }
+            capture += ", \(detail.batchSize) scans per wake-up, timestamps \(detail.timestamps)"
+            metadata["capture_\(detail.device.id.replacingColons())"] = capture
+        }
+        metadata["notes"] =
+            "live IIO readings in the device frame: each sensor's mount matrix was applied (corrected = M · raw); "
+            + "acceleration in g with Core Motion's sign, rotation rate in rad/s, magnetic field in µT"
+        for (key, value) in output.extraMetadata { metadata[key] = value }
+        return metadata
+    }
+}
+
+extension String {
+    fileprivate func replacingColons() -> String { String(map { $0 == ":" ? "_" : $0 }) }
+}
+
+/// Seconds on `CLOCK_BOOTTIME`, the clock of live samples.
+func boottimeNow() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_BOOTTIME, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+}
+
+/// Runs an async body and cancels it when SIGINT or SIGTERM arrives, so a command waiting for device data
+/// stops at once (the capture then disables the device's buffer). Install `Interruption` first: its handlers
+/// are chained (a second signal still exits at once).
+///
+/// The signal handlers only write a byte to a pipe (async-signal-safe); a thread blocked on the pipe's
+/// other end cancels the task. Nothing polls.
+enum SignalCancellation {
+    static func run(_ body: @escaping @Sendable () async throws -> Void) async throws(MotionError) {
+        let task = Task { try await body() }
+        SignalWatcher.shared.setAction { task.cancel() }
+        if Interruption.isRequested { task.cancel() }
+        let result = await task.result
+        SignalWatcher.shared.setAction(nil)
+        if case .failure(let error) = result {
+            throw error as? MotionError ?? MotionError(.cancelled, "interrupted")
+        }
+    }
+}
+
+nonisolated(unsafe) private var signalPipeWrite: Int32 = -1
+nonisolated(unsafe) private var previousInterruptHandler: (@convention(c) (Int32) -> Void)?
+nonisolated(unsafe) private var previousTerminateHandler: (@convention(c) (Int32) -> Void)?
+
+private final class SignalWatcher: Sendable {
+    static let shared = SignalWatcher()
+
+    private let action = Mutex<(@Sendable () -> Void)?>(nil)
+
+    private init() {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return }
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        signalPipeWrite = fds[1]
+        for sig in [SIGINT, SIGTERM] {
+            var old = sigaction()
+            sigaction(sig, nil, &old)
+            if sig == SIGINT {
+                previousInterruptHandler = old.__sigaction_handler.sa_handler
+            } else {
+                previousTerminateHandler = old.__sigaction_handler.sa_handler
+            }
+            var new = sigaction()
+            new.__sigaction_handler.sa_handler = { number in
+                var byte: UInt8 = 1
+                _ = write(signalPipeWrite, &byte, 1)
+                let previous = number == SIGINT ? previousInterruptHandler : previousTerminateHandler
+                if let previous, unsafeBitCast(previous, to: Int.self) > 1 { previous(number) }  // not SIG_DFL/SIG_IGN
+            }
+            sigemptyset(&new.sa_mask)
+            new.sa_flags = SA_RESTART
+            sigaction(sig, &new, nil)
+        }
+        let reader = fds[0]
+        let context = Unmanaged.passRetained(Box(watcher: self, fd: reader)).toOpaque()
+        var thread = pthread_t()
+        pthread_create(
+            &thread, nil,
+            { context in
+                let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
+                var byte: UInt8 = 0
+                while true {
+                    let count = read(box.fd, &byte, 1)
+                    if count < 0 && errno == EINTR { continue }
+                    if count <= 0 { return nil }
+                    box.watcher.fire()
+                }
+            }, context)
+        pthread_detach(thread)
+    }
+
+    private final class Box {
+        let watcher: SignalWatcher
+        let fd: Int32
+        init(watcher: SignalWatcher, fd: Int32) {
+            self.watcher = watcher
+            self.fd = fd
+        }
+    }
+
+    func setAction(_ newAction: (@Sendable () -> Void)?) {
+        action.withLock { $0 = newAction }
+    }
+
+    private func fire() {
+        let current = action.withLock { $0 }
+        current?()
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import MotionCore
+import MotionIIO
+import MotionTrace
+
+/// `motionctl record`: writes live IIO samples to a canonical trace file, with the device's metadata.
+struct RecordCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record",
+        abstract: "Record live IIO device samples to a trace file in the canonical format.",
+        discussion: """
+            The trace starts with metadata naming the device(s), each sensor's mount matrix (already applied), \
+            scale and offset with their sources, the rate and how samples were captured (# capture_…), then one \
+            row per sample on CLOCK_BOOTTIME. The file is flushed after every batch of samples, so a recorder \
+            killed with kill -9 loses at most the last partial line (the reader reports it as truncated). \
+            SIGINT or SIGTERM ends the recording cleanly. A removed device is reported and the recording waits \
+            for it to come back (a 'disconnected' event line), unless --exit-on-disconnect is given. \
+            See Docs/Devices.md.
+            """
+    )
+
+    @OptionGroup var live: LiveDeviceOptions
+
+    @Option(help: ArgumentHelp("The trace file to write (created or truncated); '-' is stdout.", valueName: "file"))
+    var output: String
+
+    @Option(help: ArgumentHelp("Stop after this many seconds of samples.", valueName: "seconds"))
+    var duration: Double?
+
+    @Option(help: ArgumentHelp("Sensors to record, comma-separated (default: all the device has).", valueName: "accel,gyro,mag"))
+    var sensors: SensorList?
+
+    @Option(help: "Output format: csv (the canonical trace format) or jsonl.")
+    var format: TraceFormat = .csv
+
+    func validate() throws {
+        try live.validateDevice()
+        if let duration, !(duration > 0 && duration.isFinite) {
+            throw ValidationError("--duration must be a positive number of seconds, got \(duration).")
+        }
+    }
+
+    func run() async throws {
+        Interruption.install()
+        do {
+            let file = try OutputFile(path: output)
+            defer { file.close() }
+            let session = LiveSession(
+                options: live, selector: DeviceSelector(live.device ?? "auto"), wanted: sensors?.set ?? .all,
+                interval: 0, filter: nil,
+                output: .init(
+                    fileDescriptor: file.fileDescriptor, name: file.name, format: format, flushing: .whenFull,
+                    source: "motionctl record"),
+                duration: duration)
+            try await SignalCancellation.run { try await session.run() }
+        } catch {
+            throw report(error)
+        }
+    }
+}

@@ -1,0 +1,298 @@
+import Foundation
+import IIOTestbed
+import MotionCore
+import MotionTrace
+import Testing
+
+/// A running `motionctl` child process whose output is collected as it comes (for live-device commands).
+final class RunningMotionctl: @unchecked Sendable {
+    let process = Process()
+    private let lock = NSLock()
+    private var out = Data()
+    private var err = Data()
+    private let outPipe = Pipe()
+    private let errPipe = Pipe()
+
+    /// Starts `motionctl arguments`, through `launcher` (such as `setpriv … --`) when given.
+    init(_ arguments: [String], launcher: [String] = []) throws {
+        if let first = launcher.first {
+            process.executableURL = URL(fileURLWithPath: first)
+            process.arguments = Array(launcher.dropFirst()) + [Motionctl.executable.path] + arguments
+        } else {
+            process.executableURL = Motionctl.executable
+            process.arguments = arguments
+        }
+        process.currentDirectoryURL = Motionctl.packageRoot
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        outPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            self?.lock.withLock { self?.out.append(data) }
+        }
+        errPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            self?.lock.withLock { self?.err.append(data) }
+        }
+        try process.run()
+    }
+
+    var stdout: String { lock.withLock { String(decoding: out, as: UTF8.self) } }
+    var stderr: String { lock.withLock { String(decoding: err, as: UTF8.self) } }
+    var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+
+    /// Waits (up to `timeout` seconds) until `condition` holds for the output so far.
+    func wait(timeout: Double = 10, until condition: (RunningMotionctl) -> Bool) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition(self) { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return condition(self)
+    }
+
+    /// Sends `signal` and waits for the exit status.
+    func stop(_ signal: Int32 = SIGINT) async throws -> Int32 {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        return try await exitStatus()
+    }
+
+    func exitStatus(timeout: Double = 10) async throws -> Int32 {
+        _ = try await wait(timeout: timeout) { !$0.process.isRunning }
+        if process.isRunning {
+            process.terminate()
+            Issue.record("motionctl did not exit in \(timeout) s; stderr: \(stderr)")
+        }
+        process.waitUntilExit()
+        // Collect what is still in the pipes.
+        try await Task.sleep(for: .milliseconds(50))
+        outPipe.fileHandleForReading.readabilityHandler = nil
+        errPipe.fileHandleForReading.readabilityHandler = nil
+        let restOut = outPipe.fileHandleForReading.readDataToEndOfFile()
+        let restErr = errPipe.fileHandleForReading.readDataToEndOfFile()
+        lock.withLock {
+            out.append(restOut)
+            err.append(restErr)
+        }
+        return process.terminationStatus
+    }
+}
+
+let lis3dhScans = ScanEncoder(
+    channels: [(0, "le:s16/16>>0"), (1, "le:s16/16>>0"), (2, "le:s16/16>>0"), (3, "le:s64/64>>0")])
+
+/// Scan i: x = i % 3, y = −1024, z = −(i % 5), t = 1 s + i × 10 ms (device timestamps, boottime).
+func scans(_ range: Range<Int>) -> [UInt8] {
+    lis3dhScans.encode(rows: range.map { i in [Int64(i % 3), -1024, -Int64(i % 5), 1_000_000_000 + Int64(i) * 10_000_000] })
+}
+
+func sampleLines(_ lines: [String]) -> [String] { lines.filter { $0.hasPrefix("{\"type\":\"sample\"") } }
+
+/// `motionctl devices`, `stream --device` and `record` against emulated devices (umockdev testbed in this
+/// process; the child inherits the preload and the testbed).
+@Suite(.serialized, .enabled(if: Testbed.isEnabled))
+struct DeviceCommandTests {
+    @Test func devicesListsPropertiesWithTheirSources() async throws {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.lis3dh()
+            device.setProperty("ACCEL_MOUNT_MATRIX", "0, 1, 0; 1, 0, 0; 0, 0, 0")  // rejected: zero row
+            device.set("in_accel_mount_matrix", "0, -1, 0; 1, 0, 0; 0, 0, 1")
+            try testbed.add(device)
+            try testbed.add(.lis3dhTrigger)
+            var base = EmulatedDevice.iio(name: "bma250", number: 1, node: nil)
+            base.addSensor("accel", raw: (0, 0, 0), scale: "0.038")
+            base.set("label", "accel-base")
+            try testbed.add(base)
+
+            let result = try Motionctl.run(["devices"])
+            #expect(result.status == 0)
+            let text = result.stdout
+            #expect(text.contains("iio:device0  lis3dh  (accelerometer)"))
+            #expect(text.contains("  sysfs:     /sys/devices/platform/lis3dh-accel/iio:device0"))
+            #expect(text.contains("  node:      /dev/iio:device0"))
+            #expect(text.contains("  location:  display (default)"))
+            #expect(text.contains("    mount matrix: 0, -1, 0; 1, 0, 0; 0, 0, 1 (sysfs in_accel_mount_matrix)"))
+            #expect(text.contains("    scale:        0.009576 (sysfs in_accel_scale)"))
+            #expect(text.contains("    offset:       0 (default)"))
+            #expect(text.contains(
+                "    rate:         100 Hz (sysfs sampling_frequency); available 1 10 25 50 100 200 400 (sysfs sampling_frequency_available)"))
+            #expect(text.contains("candidates: lis3dh-trigger"))
+            #expect(text.contains("  warning: ignored udev ACCEL_MOUNT_MATRIX: mount matrix \"0, 1, 0; 1, 0, 0; 0, 0, 0\" has an all-zero row for axis z"))
+            #expect(text.contains("skipped: iio:device1 (bma250): base accelerometer (sysfs label)"))
+
+            let withBase = try Motionctl.run(["devices", "--include-base"])
+            #expect(withBase.stdout.contains("iio:device1  bma250  (accelerometer)"))
+            #expect(withBase.stdout.contains("  location:  base (sysfs label)"))
+            #expect(withBase.stdout.contains("  buffer:    no (read by polling *_raw)"))
+        }
+    }
+
+    @Test func devicesJSON() async throws {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.lis3dh()
+            device.setProperty("ACCEL_MOUNT_MATRIX", "0, 1, 0; 1, 0, 0; 0, 0, 1")
+            try testbed.add(device)
+            let result = try Motionctl.run(["devices", "--json"])
+            #expect(result.status == 0)
+            let root = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            let devices = try #require(root["devices"] as? [[String: Any]])
+            let first = try #require(devices.first)
+            #expect(first["id"] as? String == "iio:device0")
+            #expect(first["device_node"] as? String == "/dev/iio:device0")
+            #expect(first["sensors"] as? [String] == ["accelerometer"])
+            let channels = try #require(first["channels"] as? [[String: Any]])
+            let matrix = try #require(channels.first?["mount_matrix"] as? [String: Any])
+            #expect(matrix["source"] as? String == "udev ACCEL_MOUNT_MATRIX")
+            #expect(matrix["rows"] as? [[Double]] == [[0, 1, 0], [1, 0, 0], [0, 0, 1]])
+            let scale = try #require(channels.first?["scale"] as? [[String: Any]])
+            #expect(scale.map { $0["value"] as? Double } == [0.009576, 0.009576, 0.009576])
+            #expect((channels.first?["sampling_frequency"] as? [String: Any])?["value"] as? Double == 100)
+            #expect(root["skipped"] as? [Any] != nil)
+        }
+    }
+
+    /// Live JSON Lines from a pty-fed device; SIGTERM ends it cleanly and the buffer is disabled again.
+    @Test func streamsLiveSamplesAndStopsCleanlyOnSIGTERM() async throws {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.lis3dh()
+            device.setProperty("ACCEL_MOUNT_MATRIX", "0, -1, 0; 1, 0, 0; 0, 0, 1")
+            let path = try testbed.add(device)
+            try testbed.add(.lis3dhTrigger)
+            let child = try RunningMotionctl(["stream", "--device", "auto", "--format", "jsonl", "--rate", "100"])
+            #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
+            try testbed.feed("/dev/iio:device0", scans(0..<20))
+            #expect(try await child.wait { sampleLines($0.lines).count == 20 })
+            #expect(try await child.stop(SIGTERM) == 0)
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+            let samples = sampleLines(child.lines)
+            #expect(samples.first == "{\"type\":\"sample\",\"t\":1,\"ax\":0.999915771440808,\"ay\":0,\"az\":0}")
+            #expect(child.lines.first?.hasPrefix("{\"type\":\"metadata\"") == true)
+            #expect(child.stdout.contains("\"key\":\"mount_matrix_accel\",\"value\":\"0, -1, 0; 1, 0, 0; 0, 0, 1 (udev ACCEL_MOUNT_MATRIX)\""))
+            #expect(child.stdout.contains("\"key\":\"clock\",\"value\":\"boottime\""))
+        }
+    }
+
+    /// `--device auto` survives a removal: a stderr line and a `disconnected` event, then it resumes with a
+    /// `connected` event when the device is back. SIGINT then ends it with status 0.
+    @Test func streamReportsRemovalAndResumes() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            let child = try RunningMotionctl(["stream", "--device", "auto", "--format", "jsonl"])
+            #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
+            try testbed.feed("/dev/iio:device0", scans(0..<5))
+            #expect(try await child.wait { sampleLines($0.lines).count == 5 })
+            testbed.remove(path)
+            #expect(try await child.wait { $0.stdout.contains("{\"type\":\"disconnected\"") })
+            #expect(child.stderr.contains("motionctl: iio:device0 (lis3dh)"))
+            #expect(child.stderr.contains("waiting for a matching device"))
+
+            try testbed.add(.lis3dh())
+            #expect(try await child.wait { $0.stdout.contains("{\"type\":\"connected\"") })
+            #expect(child.stderr.contains("connected; resuming"))
+            try testbed.feed("/dev/iio:device0", scans(5..<10))
+            #expect(try await child.wait { sampleLines($0.lines).count == 10 })
+            #expect(try await child.stop(SIGINT) == 0)
+            let events = child.lines.filter { !$0.hasPrefix("{\"type\":\"sample\"") && !$0.hasPrefix("{\"type\":\"metadata\"") }
+            #expect(events.count == 2)
+            #expect(events.first?.contains("\"device\":\"iio:device0\",\"name\":\"lis3dh\"") == true)
+        }
+    }
+
+    @Test func exitOnDisconnectEndsWithStatus69() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            let child = try RunningMotionctl(["stream", "--device", "lis3dh", "--exit-on-disconnect"])
+            #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
+            try testbed.feed("/dev/iio:device0", scans(0..<3))
+            #expect(try await child.wait { $0.lines.filter { $0.first?.isNumber == true }.count == 3 })
+            testbed.remove(path)
+            #expect(try await child.exitStatus() == 69)
+            #expect(child.stderr.contains("motionctl: error:"))
+        }
+    }
+
+    @Test func streamExplainsAMissingDevice() async throws {
+        try await Testbed.run { testbed in
+            try testbed.add(.lis3dh())
+            let result = try Motionctl.run(["stream", "--device", "bmi160"])
+            #expect(result.status == 69)
+            #expect(result.stderr.contains("no device matches --device bmi160"))
+            #expect(result.stderr.contains("found iio:device0 (lis3dh)"))
+            let usage = try Motionctl.run(["stream", "--device", "auto", "--trace", "x.csv"])
+            #expect(usage.status == 64)
+        }
+    }
+
+    /// `record` writes the canonical trace with the device's metadata and stops after --duration seconds of
+    /// samples; the trace reads back.
+    @Test func recordsATraceWithDeviceMetadata() async throws {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.lis3dh(node: .file(scans(0..<100)))
+            device.setProperty("ACCEL_MOUNT_MATRIX", "0, -1, 0; 1, 0, 0; 0, 0, 1")
+            try testbed.add(device)
+            try testbed.add(.lis3dhTrigger)
+            let file = try Motionctl.temporaryFile("", name: "recording.csv")
+            let result = try Motionctl.run(["record", "--device", "lis3dh", "--output", file, "--duration", "0.195"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            #expect(text.contains("# source: motionctl record\n"))
+            #expect(text.contains("# device: lis3dh (iio:device0)\n"))
+            #expect(text.contains("# clock: boottime\n"))
+            #expect(text.contains("# rate_hz: 100\n"))
+            #expect(text.contains("# mount_matrix_accel: 0, -1, 0; 1, 0, 0; 0, 0, 1 (udev ACCEL_MOUNT_MATRIX)\n"))
+            #expect(text.contains("# scale_accel: 0.009576 (sysfs in_accel_scale)\n"))
+            #expect(text.contains("trigger lis3dh-trigger"))
+            #expect(text.contains("\nt,ax,ay,az\n1,0.999915771440808,0,0\n"))
+
+            let reader = try TraceReader(path: file)
+            var samples: [MotionSample] = []
+            while let sample = try reader.next() { samples.append(sample) }
+            #expect(samples.count == 20)  // 1.00 … 1.19: the samples less than 0.195 s after the first
+            #expect(reader.metadata["mount_matrix_accel"] == "0, -1, 0; 1, 0, 0; 0, 0, 1 (udev ACCEL_MOUNT_MATRIX)")
+        }
+    }
+
+    /// The file is flushed every batch: after `kill -9` it holds whole lines, which read back.
+    @Test func recordSurvivesKill9() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            let file = try Motionctl.temporaryFile("", name: "killed.csv")
+            let child = try RunningMotionctl(["record", "--output", file])
+            #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
+            try testbed.feed("/dev/iio:device0", scans(0..<30))
+            let rows = { (try? String(contentsOfFile: file, encoding: .utf8))?.split(separator: "\n").filter { $0.first?.isNumber == true }.count ?? 0 }
+            #expect(try await child.wait { _ in rows() == 30 })
+            #expect(try await child.stop(SIGKILL) == SIGKILL)
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            #expect(text.hasSuffix("\n"))
+            let reader = try TraceReader(path: file)
+            var count = 0
+            while try reader.next() != nil { count += 1 }
+            #expect(count == 30)
+        }
+    }
+
+    /// EACCES on the device node: the error names the file and the fix, status 77. Runs the child as
+    /// `nobody` (needs root and setpriv; skipped otherwise, since root can open anything).
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func permissionErrorsNameTheFileAndTheFix() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            // Let `nobody` into the testbed, but not into the node.
+            let root = testbed.rootDirectory
+            for directory in [root, root + "/dev", root + "/sys"] { chmod(directory, 0o755) }
+            let node = root + "/dev/iio:device0"
+            let target = try FileManager.default.destinationOfSymbolicLink(atPath: node)
+            chmod(target, 0o600)
+            defer { chmod(target, 0o620) }
+            let child = try RunningMotionctl(
+                ["stream", "--device", "auto"],
+                launcher: ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            let result = (status: try await child.exitStatus(), stderr: child.stderr)
+            #expect(result.status == 77, "\(result.stderr)")
+            #expect(result.stderr.contains("permission denied to open /dev/iio:device0"))
+            #expect(result.stderr.contains("Support/udev/70-swift-motion.rules"))
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+        }
+    }
+}
