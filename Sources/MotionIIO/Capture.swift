@@ -4,7 +4,7 @@ public import MotionCore
 import Glibc
 #endif
 
-/// Why reading a device failed: carried as the ``MotionError/underlying`` error of capture errors, so callers
+/// Why reading a device failed: carried as the `MotionError.underlying` error of capture errors, so callers
 /// can tell a timeout from a removal or a truncated scan.
 public struct IIOReadError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kinds of read failures.
@@ -79,10 +79,10 @@ public final class IIOCapture {
 
     /// Opens the sources.
     ///
-    /// - Throws: ``MotionError/Code/invalidArgument`` for a bad configuration or no sources;
-    ///   ``MotionError/Code/permissionDenied`` naming the file when the device node or a sysfs attribute
-    ///   cannot be opened; ``MotionError/Code/unsupported`` when buffered mode was asked of a device that
-    ///   cannot buffer; ``MotionError/Code/disconnected`` or ``MotionError/Code/ioFailure`` otherwise.
+    /// - Throws: `MotionError.Code.invalidArgument` for a bad configuration or no sources;
+    ///   `MotionError.Code.permissionDenied` naming the file when the device node or a sysfs attribute
+    ///   cannot be opened; `MotionError.Code.unsupported` when buffered mode was asked of a device that
+    ///   cannot buffer; `MotionError.Code.disconnected` or `MotionError.Code.ioFailure` otherwise.
     public init(sources: [CaptureSource], configuration: CaptureConfiguration = .init()) throws(MotionError) {
         try configuration.validate()
         guard !sources.isEmpty else {
@@ -148,9 +148,9 @@ public final class IIOCapture {
 
     /// The next batch of samples: every scan that arrived since the last call (at least one sample).
     ///
-    /// - Throws: ``MotionError/Code/cancelled`` when the task is cancelled or the capture closed;
-    ///   ``MotionError/Code/disconnected`` (underlying ``IIOReadError``) when a device goes away;
-    ///   ``MotionError/Code/ioFailure`` for read errors, timeouts and truncated scans. The capture is closed
+    /// - Throws: `MotionError.Code.cancelled` when the task is cancelled or the capture closed;
+    ///   `MotionError.Code.disconnected` (underlying ``IIOReadError``) when a device goes away;
+    ///   `MotionError.Code.ioFailure` for read errors, timeouts and truncated scans. The capture is closed
     ///   before any error is thrown.
     public func next() async throws(MotionError) -> [MotionSample] {
         do {
@@ -211,7 +211,7 @@ public final class IIOCapture {
     }
 
     /// Disables every buffer (`buffer/enable` = 0) and releases the devices. Idempotent; later ``next()``
-    /// calls throw ``MotionError/Code/cancelled``.
+    /// calls throw `MotionError.Code.cancelled`.
     public func close() {
         guard !isClosed else { return }
         isClosed = true

@@ -35,7 +35,7 @@ public struct CaptureConfiguration: Hashable, Sendable {
     /// Mount matrices to use instead of the discovered ones, by sensor kind.
     public var mountMatrixOverrides: [IIOSensorKind: MountMatrix]
     /// Whether a udev `remove` event for a device in use ends the capture with
-    /// ``MotionError/Code/disconnected`` (in addition to read errors).
+    /// `MotionError.Code.disconnected` (in addition to read errors).
     public var watchForRemoval: Bool
 
     /// Creates a configuration.
@@ -54,7 +54,7 @@ public struct CaptureConfiguration: Hashable, Sendable {
 
     /// Checks the values.
     ///
-    /// - Throws: ``MotionError/Code/invalidArgument`` for a rate, batch duration, tolerance or timeout that is
+    /// - Throws: `MotionError.Code.invalidArgument` for a rate, batch duration, tolerance or timeout that is
     ///   not a positive finite number (tolerance may be 0).
     public func validate() throws(MotionError) {
         if let rate, !(rate > 0 && rate.isFinite) {

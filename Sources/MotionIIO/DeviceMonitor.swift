@@ -64,7 +64,7 @@ public final class IIODeviceMonitor: AsyncSequence {
 
     /// Starts watching.
     ///
-    /// - Throws: ``MotionError/Code/unsupported`` when libudev cannot monitor devices.
+    /// - Throws: `MotionError.Code.unsupported` when libudev cannot monitor devices.
     public init(includeBase: Bool = false) throws(MotionError) {
         monitor = try UdevMonitor(subsystem: "iio")
         self.includeBase = includeBase
@@ -72,7 +72,7 @@ public final class IIODeviceMonitor: AsyncSequence {
 
     /// The next event; suspends until one arrives.
     ///
-    /// - Throws: ``MotionError/Code/cancelled`` when the task is cancelled.
+    /// - Throws: `MotionError.Code.cancelled` when the task is cancelled.
     public func next() async throws(MotionError) -> IIODeviceEvent {
         while true {
             while let device = monitor.receive() {

@@ -46,7 +46,7 @@ public enum IIODeviceDiscovery {
     /// Scans subsystem `iio`.
     ///
     /// - Parameter includeBase: Also return accelerometers located in the base of a convertible.
-    /// - Throws: ``MotionError/Code/unsupported`` when libudev cannot be used, ``MotionError/Code/ioFailure``
+    /// - Throws: `MotionError.Code.unsupported` when libudev cannot be used, `MotionError.Code.ioFailure`
     ///   when `/sys` cannot be scanned.
     public static func scan(includeBase: Bool = false) throws(MotionError) -> Result {
         let udev = try UdevContext()
