@@ -61,7 +61,9 @@ struct OrientationCommand: ParsableCommand {
         let path = trace ?? "-"
         let reader = try TraceReader(path: path, options: .init(lenient: lenient))
         defer {
-            if lenient, reader.skipReport.skippedRows > 0 { printToStandardError("motionctl: warning: \(reader.skipReport)") }
+            if lenient, reader.skipReport.skippedRows > 0 {
+                printToStandardError("motionctl: warning: \(reader.skipReport)")
+            }
         }
         try requireAccelerometer(reader, path: path)
         let output = try EventOutput(format: format)
@@ -87,19 +89,21 @@ struct OrientationCommand: ParsableCommand {
         var reports: [(type: String, label: String, value: String, previous: String)] = []
         if ispNames {
             if change.iioSensorProxyOrientationChanged {
-                reports.append((
-                    "orientation", "Accelerometer orientation changed", change.iioSensorProxyOrientation.rawValue,
-                    change.previousIIOSensorProxyOrientation.rawValue
-                ))
+                reports.append(
+                    (
+                        "orientation", "Accelerometer orientation changed", change.iioSensorProxyOrientation.rawValue,
+                        change.previousIIOSensorProxyOrientation.rawValue
+                    ))
             }
             if change.tiltChanged {
                 reports.append(("tilt", "Tilt changed", change.tilt.rawValue, change.previousTilt.rawValue))
             }
         } else if change.orientationChanged {
-            reports.append((
-                "orientation", "Device orientation changed", change.orientation.description,
-                change.previousOrientation.description
-            ))
+            reports.append(
+                (
+                    "orientation", "Device orientation changed", change.orientation.description,
+                    change.previousOrientation.description
+                ))
         }
         for report in reports {
             switch output.format {
@@ -132,29 +136,42 @@ struct OrientationSettingsOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Low-pass cutoff applied before classifying.", valueName: "hz"))
     var cutoff: Double = 1
 
-    @Option(help: ArgumentHelp(
-        "Half the dead zone between neighbouring orientations: a new one is taken within 45° minus this.",
-        valueName: "degrees"))
+    @Option(
+        help: ArgumentHelp(
+            "Half the dead zone between neighbouring orientations: a new one is taken within 45° minus this.",
+            valueName: "degrees"))
     var hysteresis: Double = 15
 
-    @Option(name: .customLong("settle"), help: ArgumentHelp(
-        "How long a change must stand, with the device still, before it is reported.", valueName: "seconds"))
+    @Option(
+        name: .customLong("settle"),
+        help: ArgumentHelp(
+            "How long a change must stand, with the device still, before it is reported.", valueName: "seconds"))
     var settleTime: Double = 0.5
 
-    @Option(help: ArgumentHelp(
-        "How far |a| may be from 1 g before the device counts as being moved.", valueName: "g"))
+    @Option(
+        help: ArgumentHelp(
+            "How far |a| may be from 1 g before the device counts as being moved.", valueName: "g"))
     var tolerance: Double = 0.2
 
     func validate() throws {
-        guard cutoff > 0, cutoff.isFinite else { throw ValidationError("--cutoff must be a positive number of hertz, got \(cutoff).") }
-        guard hysteresis >= 0, hysteresis < 45 else { throw ValidationError("--hysteresis must be in [0, 45) degrees, got \(hysteresis).") }
-        guard settleTime >= 0, settleTime.isFinite else { throw ValidationError("--settle must be ≥ 0 s, got \(settleTime).") }
-        guard tolerance > 0, tolerance.isFinite else { throw ValidationError("--tolerance must be a positive number of g, got \(tolerance).") }
+        guard cutoff > 0, cutoff.isFinite else {
+            throw ValidationError("--cutoff must be a positive number of hertz, got \(cutoff).")
+        }
+        guard hysteresis >= 0, hysteresis < 45 else {
+            throw ValidationError("--hysteresis must be in [0, 45) degrees, got \(hysteresis).")
+        }
+        guard settleTime >= 0, settleTime.isFinite else {
+            throw ValidationError("--settle must be ≥ 0 s, got \(settleTime).")
+        }
+        guard tolerance > 0, tolerance.isFinite else {
+            throw ValidationError("--tolerance must be a positive number of g, got \(tolerance).")
+        }
     }
 
     var configuration: OrientationClassifier<Double>.Configuration {
         OrientationClassifier<Double>.Configuration(
-            cutoff: cutoff, hysteresis: hysteresis * .pi / 180, settleTime: settleTime, accelerationTolerance: tolerance)
+            cutoff: cutoff, hysteresis: hysteresis * .pi / 180, settleTime: settleTime, accelerationTolerance: tolerance
+        )
     }
 }
 
@@ -204,7 +221,8 @@ struct OrientationScore {
         var segmentIndex = 0
         for sample in simulation {
             guard let a = sample.acceleration else { continue }
-            while segmentIndex + 1 < scenario.segments.count && sample.timestamp >= scenario.segments[segmentIndex].end {
+            while segmentIndex + 1 < scenario.segments.count && sample.timestamp >= scenario.segments[segmentIndex].end
+            {
                 atEnd[segmentIndex] = classifier.orientation
                 segmentIndex += 1
             }
@@ -218,7 +236,8 @@ struct OrientationScore {
         for (k, change) in found.enumerated() {
             guard let segment = scenario.segment(at: change.t) else { continue }
             let truth = segment.isSteady ? segment : scenario.segments[segment.index...].first(where: \.isSteady)
-            var right = truth.flatMap { Self.acceptable($0, hysteresis: hysteresis) }?.contains(change.to.description) ?? true
+            var right =
+                truth.flatMap { Self.acceptable($0, hysteresis: hysteresis) }?.contains(change.to.description) ?? true
             if !right, !segment.isSteady, let previous = scenario.segments[..<segment.index].last(where: \.isSteady),
                 change.t - previous.end < 1, let names = Self.acceptable(previous, hysteresis: hysteresis)
             {
@@ -226,19 +245,23 @@ struct OrientationScore {
             }
             if !right {
                 spurious += 1
-                details.append("spurious \(change.from) -> \(change.to): seed \(seed) t=\(fixed(change.t, 3)) in \(segment)")
+                details.append(
+                    "spurious \(change.from) -> \(change.to): seed \(seed) t=\(fixed(change.t, 3)) in \(segment)")
             }
             if k > 0 {
                 let before = found[k - 1]
                 let rotated = scenario.segments.contains { $0.end > before.t && $0.start < change.t && !$0.isSteady }
                 if before.from == change.to && change.t - before.t < 2 && !rotated {
                     flaps += 1
-                    details.append("flap \(before.from) -> \(before.to) -> \(change.to): seed \(seed) t=\(fixed(change.t, 3))")
+                    details.append(
+                        "flap \(before.from) -> \(before.to) -> \(change.to): seed \(seed) t=\(fixed(change.t, 3))")
                 }
             }
         }
-        for segment in scenario.segments where segment.kind == "hold" && segment.duration >= configuration.settleTime + 1 {
-            guard let names = Self.acceptable(segment, hysteresis: hysteresis), let reported = atEnd[segment.index] else {
+        for segment in scenario.segments
+        where segment.kind == "hold" && segment.duration >= configuration.settleTime + 1 {
+            guard let names = Self.acceptable(segment, hysteresis: hysteresis), let reported = atEnd[segment.index]
+            else {
                 continue
             }
             if names.count > 1 {

@@ -40,16 +40,19 @@ struct ShakeCommand: ParsableCommand {
     @OptionGroup var sensitivity: ShakeSensitivityOptions
     @OptionGroup var evaluation: EvaluationOptions
 
-    @Option(help: ArgumentHelp(
-        "With --evaluate: score Square seismic's rule instead (|a| over N m/s² in ≥ 75 % of 0.5 s; 11, 13 or 15).",
-        valueName: "m/s²"))
+    @Option(
+        help: ArgumentHelp(
+            "With --evaluate: score Square seismic's rule instead (|a| over N m/s² in ≥ 75 % of 0.5 s; 11, 13 or 15).",
+            valueName: "m/s²"))
     var seismic: Double?
 
     func validate() throws {
         try evaluation.validate(trace: trace)
         if let seismic {
             guard evaluation.evaluate else { throw ValidationError("--seismic only works with --evaluate.") }
-            guard seismic > 0, seismic.isFinite else { throw ValidationError("--seismic must be a positive number of m/s², got \(seismic).") }
+            guard seismic > 0, seismic.isFinite else {
+                throw ValidationError("--seismic must be a positive number of m/s², got \(seismic).")
+            }
         }
     }
 
@@ -70,7 +73,9 @@ struct ShakeCommand: ParsableCommand {
         let path = trace ?? "-"
         let reader = try TraceReader(path: path, options: .init(lenient: lenient))
         defer {
-            if lenient, reader.skipReport.skippedRows > 0 { printToStandardError("motionctl: warning: \(reader.skipReport)") }
+            if lenient, reader.skipReport.skippedRows > 0 {
+                printToStandardError("motionctl: warning: \(reader.skipReport)")
+            }
         }
         try requireAccelerometer(reader, path: path)
         let output = try EventOutput(format: format)
@@ -118,7 +123,8 @@ struct ShakeCommand: ParsableCommand {
             case .cancelled(let reason): "Shake cancelled: \(reason)"
             }
         let duration = event.phase == .began ? "" : ", \(fixed(event.timestamp - event.startTime, 3)) s"
-        return "\(phase) (axis \(event.axis), \(event.strokes) strokes\(duration), peak \(fixed(event.peakAcceleration, 2)) g)"
+        return
+            "\(phase) (axis \(event.axis), \(event.strokes) strokes\(duration), peak \(fixed(event.peakAcceleration, 2)) g)"
     }
 
     func evaluate() throws(MotionError) {
@@ -148,7 +154,9 @@ struct ShakeSensitivityOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Linear acceleration a stroke must reach, after gravity removal.", valueName: "g"))
     var threshold: Double = 0.3
 
-    @Option(name: .customLong("min-frequency"), help: ArgumentHelp("Slowest shake (full cycles per second).", valueName: "hz"))
+    @Option(
+        name: .customLong("min-frequency"),
+        help: ArgumentHelp("Slowest shake (full cycles per second).", valueName: "hz"))
     var minimumFrequency: Double = 1.5
 
     @Option(name: .customLong("max-frequency"), help: ArgumentHelp("Fastest shake.", valueName: "hz"))
@@ -157,19 +165,26 @@ struct ShakeSensitivityOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Reversals (changes of direction) that make a shake begin.", valueName: "n"))
     var reversals: Int = 2
 
-    @Option(name: .customLong("max-duration"), help: ArgumentHelp(
-        "Longest shake that ends rather than being cancelled.", valueName: "seconds"))
+    @Option(
+        name: .customLong("max-duration"),
+        help: ArgumentHelp(
+            "Longest shake that ends rather than being cancelled.", valueName: "seconds"))
     var maximumDuration: Double = 1
 
-    @Option(name: .customLong("min-linearity"), help: ArgumentHelp(
-        "Fraction of the motion's energy that must lie along one line.", valueName: "0-1"))
+    @Option(
+        name: .customLong("min-linearity"),
+        help: ArgumentHelp(
+            "Fraction of the motion's energy that must lie along one line.", valueName: "0-1"))
     var minimumLinearity: Double = 0.97
 
     func validate() throws {
-        guard threshold > 0, threshold.isFinite else { throw ValidationError("--threshold must be a positive number of g, got \(threshold).") }
+        guard threshold > 0, threshold.isFinite else {
+            throw ValidationError("--threshold must be a positive number of g, got \(threshold).")
+        }
         guard minimumFrequency > 0, maximumFrequency > minimumFrequency, maximumFrequency.isFinite else {
             throw ValidationError(
-                "--min-frequency and --max-frequency must be positive hertz with min < max, got \(minimumFrequency) and \(maximumFrequency).")
+                "--min-frequency and --max-frequency must be positive hertz with min < max, got \(minimumFrequency) and \(maximumFrequency)."
+            )
         }
         guard maximumFrequency < 15 else {
             throw ValidationError("--max-frequency must be below the 15 Hz smoothing cutoff, got \(maximumFrequency).")
@@ -234,7 +249,8 @@ final class EventOutput {
                 if code == EINTR { continue }
                 throw MotionError(
                     code == EACCES ? .permissionDenied : .ioFailure, "cannot write to standard output",
-                    at: .init(file: "<stdout>"), underlying: SystemErrno(rawValue: code, text: String(cString: strerror(code))))
+                    at: .init(file: "<stdout>"),
+                    underlying: SystemErrno(rawValue: code, text: String(cString: strerror(code))))
             }
             offset += written
         }
@@ -303,16 +319,20 @@ struct EvaluationOptions: ParsableArguments {
     @Flag(help: "Score the detector on simulated labelled scenarios (Scenario.random) instead of reading a trace.")
     var evaluate = false
 
-    @Option(name: .customLong("scenario-seeds"), help: ArgumentHelp(
-        "With --evaluate: the scenario seeds, N or FIRST-LAST (the noise seed is the scenario seed).",
-        valueName: "range"))
+    @Option(
+        name: .customLong("scenario-seeds"),
+        help: ArgumentHelp(
+            "With --evaluate: the scenario seeds, N or FIRST-LAST (the noise seed is the scenario seed).",
+            valueName: "range"))
     var scenarioSeeds = SeedRange(first: 1000, last: 1199)
 
     @Option(help: ArgumentHelp("With --evaluate: sample rate.", valueName: "hz"))
     var rate: Double = 100
 
-    @Option(name: .customLong("accel-noise"), help: ArgumentHelp(
-        "With --evaluate: accelerometer white noise, standard deviation.", valueName: "g"))
+    @Option(
+        name: .customLong("accel-noise"),
+        help: ArgumentHelp(
+            "With --evaluate: accelerometer white noise, standard deviation.", valueName: "g"))
     var accelerometerNoise: Double = 0.005
 
     @Option(help: ArgumentHelp("With --evaluate: timestamp jitter, standard deviation.", valueName: "seconds"))
@@ -327,7 +347,9 @@ struct EvaluationOptions: ParsableArguments {
         } else {
             guard trace != nil else { throw ValidationError("Missing --trace (or --evaluate).") }
         }
-        guard rate > 0, rate.isFinite, rate <= 10_000 else { throw ValidationError("--rate must be 0 to 10000 Hz, got \(rate).") }
+        guard rate > 0, rate.isFinite, rate <= 10_000 else {
+            throw ValidationError("--rate must be 0 to 10000 Hz, got \(rate).")
+        }
         guard accelerometerNoise >= 0, accelerometerNoise.isFinite else {
             throw ValidationError("--accel-noise must be ≥ 0 g, got \(accelerometerNoise).")
         }
@@ -471,7 +493,10 @@ struct ShakeScore {
                     + "max \(fixed(latencyMax, 3)) s",
             ]
             if !falseByKind.isEmpty {
-                lines.append("false by segment: " + falseByKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+                lines.append(
+                    "false by segment: "
+                        + falseByKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                )
             }
             if verbose { lines += details }
             return lines
@@ -487,7 +512,9 @@ struct ShakeScore {
                 + "max \(fixed(latencyMax, 3)) s",
         ]
         if !falseByKind.isEmpty {
-            lines.append("false began by segment: " + falseByKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            lines.append(
+                "false began by segment: "
+                    + falseByKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
         if verbose { lines += details }
         return lines

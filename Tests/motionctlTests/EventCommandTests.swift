@@ -20,7 +20,9 @@ import Testing
         for sample in try Simulation(scenario: scenario, options: options) {
             guard let a = sample.acceleration?.vector else { continue }
             if let event = detector.update(a, at: sample.timestamp) { shakes.append(event) }
-            if let change = classifier.update(a, at: sample.timestamp), change.orientationChanged { changes.append(change) }
+            if let change = classifier.update(a, at: sample.timestamp), change.orientationChanged {
+                changes.append(change)
+            }
         }
         return (shakes, changes)
     }
@@ -37,7 +39,8 @@ import Testing
                         seed += 1
                         var scenario = Scenario(name: "shake", start: start)
                         scenario.append(.hold(1))
-                        scenario.append(.shake(axis: axis, frequency: frequency, amplitude: amplitude, duration: duration))
+                        scenario.append(
+                            .shake(axis: axis, frequency: frequency, amplitude: amplitude, duration: duration))
                         scenario.append(.hold(1.5))
                         let shake = scenario.segments[1]
                         let label = "\(shake) from \(start)"
@@ -45,7 +48,8 @@ import Testing
                         #expect(events.count == 2, "\(label): \(events)")
                         guard events.count == 2 else { continue }
                         #expect(events[0].phase == .began, "\(label)")
-                        #expect(events[0].timestamp >= shake.start && events[0].timestamp <= shake.end + 0.3, "\(label)")
+                        #expect(
+                            events[0].timestamp >= shake.start && events[0].timestamp <= shake.end + 0.3, "\(label)")
                         #expect(events.allSatisfy { $0.axis.rawValue == axis.rawValue }, "\(label)")
                         // Ended within the maximum duration (1 s), cancelled beyond it; within half a stroke of
                         // the limit either is right.
@@ -96,49 +100,77 @@ import Testing
         var list: [(String, [Segment], NamedOrientation)] = []
         for back in [0.0, 25, 50] {
             for cadence in [1.6, 2.2] {
-                list.append(("walking \(cadence) Hz, \(back)° back", [
-                    .rotate(toGravity: carried(back)), .hold(1), .walking(duration: 8, cadence: cadence), .hold(1),
-                ], .portrait))
+                list.append(
+                    (
+                        "walking \(cadence) Hz, \(back)° back",
+                        [
+                            .rotate(toGravity: carried(back)), .hold(1), .walking(duration: 8, cadence: cadence),
+                            .hold(1),
+                        ], .portrait
+                    ))
             }
             for cadence in [2.5, 2.8, 3.2] {
-                list.append(("running \(cadence) Hz, \(back)° back", [
-                    .rotate(toGravity: carried(back)), .hold(1), .running(duration: 8, cadence: cadence), .hold(1),
-                ], .portrait))
+                list.append(
+                    (
+                        "running \(cadence) Hz, \(back)° back",
+                        [
+                            .rotate(toGravity: carried(back)), .hold(1), .running(duration: 8, cadence: cadence),
+                            .hold(1),
+                        ], .portrait
+                    ))
             }
         }
         for axis in DeviceAxis.allCases {
             for peak in [0.5, -1.5, 3] {
                 for width in [0.01, 0.03] {
-                    list.append(("tap \(axis) \(peak) g \(width) s", [.tap(axis: axis, peak: peak, width: width), .hold(1)], .faceUp))
+                    list.append(
+                        (
+                            "tap \(axis) \(peak) g \(width) s", [.tap(axis: axis, peak: peak, width: width), .hold(1)],
+                            .faceUp
+                        ))
                 }
             }
             for frequency in [150.0, 170, 196, 198, 200] {
                 for amplitude in [0.05, 0.3] {
-                    list.append(("vibration \(axis) \(frequency) Hz \(amplitude) g", [
-                        .vibration(duration: 1.5, amplitude: amplitude, frequency: frequency, axis: axis), .hold(1),
-                    ], .faceUp))
+                    list.append(
+                        (
+                            "vibration \(axis) \(frequency) Hz \(amplitude) g",
+                            [
+                                .vibration(duration: 1.5, amplitude: amplitude, frequency: frequency, axis: axis),
+                                .hold(1),
+                            ], .faceUp
+                        ))
                 }
             }
         }
         for axis in [DeviceAxis.x, .y] {
             for degrees in [-40.0, -10, 10, 40] {
                 for duration in [0.5, 2] {
-                    list.append(("tilt \(degrees)° about \(axis) in \(duration) s", [
-                        .tilt(by: degrees * .pi / 180, about: axis, duration: duration), .hold(1.5),
-                    ], .portrait))
+                    list.append(
+                        (
+                            "tilt \(degrees)° about \(axis) in \(duration) s",
+                            [
+                                .tilt(by: degrees * .pi / 180, about: axis, duration: duration), .hold(1.5),
+                            ], .portrait
+                        ))
                 }
             }
         }
         for onto in [NamedOrientation.faceUp, .faceDown] {
             for bump in [0.5, 2] {
-                list.append(("set down \(onto) with \(bump) g", [.setDown(onto: onto, bump: bump), .hold(1.5)], .portrait))
+                list.append(
+                    ("set down \(onto) with \(bump) g", [.setDown(onto: onto, bump: bump), .hold(1.5)], .portrait))
             }
         }
         for degrees in [30.0, 180] {
             for duration in [2.0, 6] {
-                list.append(("slow rotation \(degrees)° in \(duration) s", [
-                    .slowRotation(by: degrees * .pi / 180, duration: duration), .hold(1),
-                ], .portrait))
+                list.append(
+                    (
+                        "slow rotation \(degrees)° in \(duration) s",
+                        [
+                            .slowRotation(by: degrees * .pi / 180, duration: duration), .hold(1),
+                        ], .portrait
+                    ))
             }
         }
         return list
@@ -170,13 +202,17 @@ import Testing
     func anOrientationSweepReportsEachOrientationOnce(noise: Double) throws {
         let changes = try Self.run(Scenario.orientationSweep(), noise: noise, seed: 3).changes
         #expect(
-            changes.map(\.orientation) == [.portrait, .landscapeLeft, .landscapeRight, .portraitUpsideDown, .faceUp, .faceDown])
+            changes.map(\.orientation) == [
+                .portrait, .landscapeLeft, .landscapeRight, .portraitUpsideDown, .faceUp, .faceDown,
+            ])
     }
 
     @Test func aSweepWithQuickTurnsAndShortHoldsReportsEachOrientationOnce() throws {
         let changes = try Self.run(Scenario.orientationSweep(hold: 1, transition: 0.5), noise: 0.01).changes
         #expect(
-            changes.map(\.orientation) == [.portrait, .landscapeLeft, .landscapeRight, .portraitUpsideDown, .faceUp, .faceDown])
+            changes.map(\.orientation) == [
+                .portrait, .landscapeLeft, .landscapeRight, .portraitUpsideDown, .faceUp, .faceDown,
+            ])
     }
 
     @Test(arguments: [40.0, 44, 45, 46, 50])
@@ -206,14 +242,15 @@ import Testing
         #expect(result.status == 0)
         #expect(result.stderr.isEmpty)
         // Shakes of 1.35, 1.44 and 1.64 s: longer than the 1 s maximum, so each is cancelled as too long.
-        #expect(result.lines == [
-            "1.180    Shake began (axis x, 3 strokes, peak 2.07 g)",
-            "2.080    Shake cancelled: tooLong (axis x, 11 strokes, 1.080 s, peak 2.09 g)",
-            "8.140    Shake began (axis y, 3 strokes, peak 1.73 g)",
-            "8.980    Shake cancelled: tooLong (axis y, 10 strokes, 1.020 s, peak 1.82 g)",
-            "14.040    Shake began (axis z, 3 strokes, peak 1.63 g)",
-            "14.950    Shake cancelled: tooLong (axis z, 13 strokes, 1.050 s, peak 1.68 g)",
-        ])
+        #expect(
+            result.lines == [
+                "1.180    Shake began (axis x, 3 strokes, peak 2.07 g)",
+                "2.080    Shake cancelled: tooLong (axis x, 11 strokes, 1.080 s, peak 2.09 g)",
+                "8.140    Shake began (axis y, 3 strokes, peak 1.73 g)",
+                "8.980    Shake cancelled: tooLong (axis y, 10 strokes, 1.020 s, peak 1.82 g)",
+                "14.040    Shake began (axis z, 3 strokes, peak 1.63 g)",
+                "14.950    Shake cancelled: tooLong (axis z, 13 strokes, 1.050 s, peak 1.68 g)",
+            ])
     }
 
     @Test func shakeWritesJSONLinesAndHonoursTheMaximumDuration() throws {
@@ -229,7 +266,9 @@ import Testing
         #expect(objects.allSatisfy { $0["type"] as? String == "shake" })
         #expect(objects.allSatisfy { Set($0.keys) == ["type", "t", "phase", "axis", "start", "strokes", "peak"] })
         // Each shake ends within half a second of its labelled end (2.352, 9.395, 15.535 s).
-        let ends = objects.enumerated().filter { $0.offset % 2 == 1 }.compactMap { ($0.element["t"] as? NSNumber)?.doubleValue }
+        let ends = objects.enumerated().filter { $0.offset % 2 == 1 }.compactMap {
+            ($0.element["t"] as? NSNumber)?.doubleValue
+        }
         for (end, label) in zip(ends, [2.352, 9.395, 15.535]) { #expect(end > label && end < label + 0.5) }
     }
 
@@ -238,7 +277,8 @@ import Testing
         scenario.append(.hold(1))
         scenario.append(.shake(axis: .y, frequency: 4, amplitude: 1.5, duration: 0.75))
         let trace = try TraceWriterShim.render(scenario)
-        let result = try Motionctl.run(["shake", "--trace", "-", "--speed", "max", "--format", "jsonl"], stdin: Data(trace.utf8))
+        let result = try Motionctl.run(
+            ["shake", "--trace", "-", "--speed", "max", "--format", "jsonl"], stdin: Data(trace.utf8))
         #expect(result.status == 0)
         #expect(result.lines.count == 2)
         #expect(result.lines.last?.contains("\"phase\":\"cancelled\",\"reason\":\"interrupted\"") == true)
@@ -248,36 +288,41 @@ import Testing
         let result = try Motionctl.run(["orientation", "--trace", Self.sweep, "--speed", "max"])
         #expect(result.status == 0)
         #expect(result.stderr.isEmpty)
-        #expect(result.lines == [
-            "0.500    Device orientation changed: portrait",
-            "3.490    Device orientation changed: landscapeLeft",
-            "6.680    Device orientation changed: landscapeRight",
-            "9.760    Device orientation changed: portraitUpsideDown",
-            "12.720    Device orientation changed: faceUp",
-            "15.810    Device orientation changed: faceDown",
-        ])
+        #expect(
+            result.lines == [
+                "0.500    Device orientation changed: portrait",
+                "3.490    Device orientation changed: landscapeLeft",
+                "6.680    Device orientation changed: landscapeRight",
+                "9.760    Device orientation changed: portraitUpsideDown",
+                "12.720    Device orientation changed: faceUp",
+                "15.810    Device orientation changed: faceDown",
+            ])
     }
 
     @Test func orientationSpeaksIIOSensorProxy() throws {
         let text = try Motionctl.run(["orientation", "--trace", Self.sweep, "--speed", "max", "--isp-names"])
         #expect(text.status == 0)
-        #expect(text.lines == [
-            "=== Has accelerometer (orientation: undefined, tilt: undefined)",
-            "0.500    Accelerometer orientation changed: normal",
-            "0.500    Tilt changed: vertical",
-            "3.490    Accelerometer orientation changed: right-up",
-            "6.680    Accelerometer orientation changed: left-up",
-            "9.760    Accelerometer orientation changed: bottom-up",
-            "12.720    Tilt changed: face-up",
-            "15.810    Tilt changed: face-down",
+        #expect(
+            text.lines == [
+                "=== Has accelerometer (orientation: undefined, tilt: undefined)",
+                "0.500    Accelerometer orientation changed: normal",
+                "0.500    Tilt changed: vertical",
+                "3.490    Accelerometer orientation changed: right-up",
+                "6.680    Accelerometer orientation changed: left-up",
+                "9.760    Accelerometer orientation changed: bottom-up",
+                "12.720    Tilt changed: face-up",
+                "15.810    Tilt changed: face-down",
+            ])
+        let jsonl = try Motionctl.run([
+            "orientation", "--trace", Self.sweep, "--speed", "max", "--isp-names", "--format", "jsonl",
         ])
-        let jsonl = try Motionctl.run(["orientation", "--trace", Self.sweep, "--speed", "max", "--isp-names", "--format", "jsonl"])
         #expect(jsonl.status == 0)
         #expect(jsonl.lines.first == #"{"type":"orientation","t":0.5,"orientation":"normal","previous":"undefined"}"#)
         #expect(jsonl.lines.last == #"{"type":"tilt","t":15.81,"tilt":"face-down","previous":"face-up"}"#)
         let uikit = try Motionctl.run(["orientation", "--trace", Self.sweep, "--speed", "max", "--format", "jsonl"])
         #expect(uikit.lines.count == 6)
-        #expect(uikit.lines[1] == #"{"type":"orientation","t":3.49,"orientation":"landscapeLeft","previous":"portrait"}"#)
+        #expect(
+            uikit.lines[1] == #"{"type":"orientation","t":3.49,"orientation":"landscapeLeft","previous":"portrait"}"#)
     }
 
     @Test func orientationSettingsChangeTheTiming() throws {
@@ -303,7 +348,8 @@ import Testing
     @Test func evaluateReportsTheFigures() throws {
         let shake = try Motionctl.run(["shake", "--evaluate", "--scenario-seeds", "5000-5004"])
         #expect(shake.status == 0)
-        #expect(shake.lines.first?.hasPrefix("shake detection on 5 scenarios (Scenario.random, seeds 5000-5004") == true)
+        #expect(
+            shake.lines.first?.hasPrefix("shake detection on 5 scenarios (Scenario.random, seeds 5000-5004") == true)
         #expect(shake.lines.contains { $0.hasPrefix("precision 1.0000, recall 1.0000") })
         let orientation = try Motionctl.run(["orientation", "--evaluate", "--scenario-seeds", "5000-5004"])
         #expect(orientation.status == 0)

@@ -39,10 +39,14 @@ func eventBenchmark<T: MotionScalar, S, Output>(
 }
 
 let benchmarks: @Sendable () -> Void = {
-    eventBenchmark("ShakeDetector Double", Double.self, make: { ShakeDetector<Double>() }, update: { $0.update($1, at: $2) })
-    eventBenchmark("ShakeDetector Float", Float.self, make: { ShakeDetector<Float>() }, update: { $0.update($1, at: $2) })
-    eventBenchmark("OrientationClassifier Double", Double.self, make: { OrientationClassifier<Double>() },
-                   update: { $0.update($1, at: $2) })
-    eventBenchmark("OrientationClassifier Float", Float.self, make: { OrientationClassifier<Float>() },
-                   update: { $0.update($1, at: $2) })
+    eventBenchmark(
+        "ShakeDetector Double", Double.self, make: { ShakeDetector<Double>() }, update: { $0.update($1, at: $2) })
+    eventBenchmark(
+        "ShakeDetector Float", Float.self, make: { ShakeDetector<Float>() }, update: { $0.update($1, at: $2) })
+    eventBenchmark(
+        "OrientationClassifier Double", Double.self, make: { OrientationClassifier<Double>() },
+        update: { $0.update($1, at: $2) })
+    eventBenchmark(
+        "OrientationClassifier Float", Float.self, make: { OrientationClassifier<Float>() },
+        update: { $0.update($1, at: $2) })
 }

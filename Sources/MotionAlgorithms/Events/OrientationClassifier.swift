@@ -77,7 +77,8 @@ public struct OrientationClassifier<Scalar: MotionScalar>: Sendable {
         ) {
             precondition(cutoff > 0 && cutoff.isFinite, "The cutoff must be a positive number of hertz, got \(cutoff).")
             precondition(
-                hysteresis >= 0 && hysteresis < Scalar.pi / 4, "The hysteresis must be in [0, π/4) rad, got \(hysteresis).")
+                hysteresis >= 0 && hysteresis < Scalar.pi / 4,
+                "The hysteresis must be in [0, π/4) rad, got \(hysteresis).")
             precondition(
                 tiltHysteresis >= 0 && tiltHysteresis <= 0.17,
                 "The tilt hysteresis must be in [0, 0.17] rad (10°), got \(tiltHysteresis).")

@@ -78,19 +78,23 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
             smoothingCutoff: Scalar = 15,
             maximumGap: Double = 0.5
         ) {
-            precondition(threshold > 0 && threshold.isFinite, "The threshold must be a positive number of g, got \(threshold).")
+            precondition(
+                threshold > 0 && threshold.isFinite, "The threshold must be a positive number of g, got \(threshold).")
             precondition(
                 frequencyBand.lowerBound > 0 && frequencyBand.upperBound > frequencyBand.lowerBound
                     && frequencyBand.upperBound.isFinite,
                 "The frequency band must be a finite range of positive hertz, got \(frequencyBand).")
             precondition(minimumReversals >= 1, "At least one reversal is needed, got \(minimumReversals).")
             precondition(
-                minimumLinearity >= 0 && minimumLinearity <= 1, "The minimum linearity must be in [0, 1], got \(minimumLinearity).")
+                minimumLinearity >= 0 && minimumLinearity <= 1,
+                "The minimum linearity must be in [0, 1], got \(minimumLinearity).")
             precondition(
-                maximumDuration > 0 && maximumDuration.isFinite, "The maximum duration must be > 0 s, got \(maximumDuration).")
+                maximumDuration > 0 && maximumDuration.isFinite,
+                "The maximum duration must be > 0 s, got \(maximumDuration).")
             precondition(
                 gravityCutoff > 0 && smoothingCutoff > gravityCutoff && smoothingCutoff.isFinite,
-                "The cutoffs must satisfy 0 < gravityCutoff < smoothingCutoff, got \(gravityCutoff) and \(smoothingCutoff).")
+                "The cutoffs must satisfy 0 < gravityCutoff < smoothingCutoff, got \(gravityCutoff) and \(smoothingCutoff)."
+            )
             precondition(maximumGap > 0 && maximumGap.isFinite, "The maximum gap must be > 0 s, got \(maximumGap).")
             self.threshold = threshold
             self.frequencyBand = frequencyBand

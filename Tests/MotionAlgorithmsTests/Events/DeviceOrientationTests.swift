@@ -13,7 +13,8 @@ import Testing
         ]
         for (orientation, gravity) in table {
             #expect(orientation.gravity(Double.self) == gravity)
-            #expect(orientation.gravity(Float.self) == SIMD3<Float>(Float(gravity.x), Float(gravity.y), Float(gravity.z)))
+            #expect(
+                orientation.gravity(Float.self) == SIMD3<Float>(Float(gravity.x), Float(gravity.y), Float(gravity.z)))
             #expect(DeviceOrientation(name: orientation.description) == orientation)
         }
         #expect(DeviceOrientation.known == Array(DeviceOrientation.allCases.dropFirst()))
@@ -24,7 +25,10 @@ import Testing
         #expect(DeviceOrientation.allCases.filter(\.isPortrait) == [.portrait, .portraitUpsideDown])
         #expect(DeviceOrientation.allCases.filter(\.isLandscape) == [.landscapeLeft, .landscapeRight])
         #expect(DeviceOrientation.allCases.filter(\.isFlat) == [.faceUp, .faceDown])
-        #expect(DeviceOrientation.allCases.filter(\.isUpright) == [.portrait, .portraitUpsideDown, .landscapeLeft, .landscapeRight])
+        #expect(
+            DeviceOrientation.allCases.filter(\.isUpright) == [
+                .portrait, .portraitUpsideDown, .landscapeLeft, .landscapeRight,
+            ])
     }
 
     @Test func nearestDirection() {
@@ -37,7 +41,8 @@ import Testing
         #expect(DeviceOrientation.nearest(to: SIMD3<Double>.zero).orientation == .unknown)
         #expect(DeviceOrientation.nearest(to: SIMD3<Double>(.nan, 0, 0)).orientation == .unknown)
         // 30° from portrait towards landscape left: portrait, cos 30°.
-        let (nearest, cosine) = DeviceOrientation.nearest(to: direction(from: SIMD3(0, -1, 0), towards: SIMD3(-1, 0, 0), degrees: 30))
+        let (nearest, cosine) = DeviceOrientation.nearest(
+            to: direction(from: SIMD3(0, -1, 0), towards: SIMD3(-1, 0, 0), degrees: 30))
         #expect(nearest == .portrait)
         #expect(abs(cosine - Double.cos(.pi / 6)) < 1e-12)
     }
@@ -53,7 +58,10 @@ import Testing
             if let name { #expect(name.deviceOrientation == orientation) }
         }
         #expect(IIOSensorProxyOrientation.undefined.deviceOrientation == .unknown)
-        #expect(IIOSensorProxyOrientation.allCases.map(\.rawValue) == ["undefined", "normal", "bottom-up", "left-up", "right-up"])
+        #expect(
+            IIOSensorProxyOrientation.allCases.map(\.rawValue) == [
+                "undefined", "normal", "bottom-up", "left-up", "right-up",
+            ])
         #expect(
             IIOSensorProxyTilt.allCases.map(\.description)
                 == ["undefined", "vertical", "tilted-up", "tilted-down", "face-up", "face-down"])

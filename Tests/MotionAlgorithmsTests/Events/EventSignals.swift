@@ -40,7 +40,9 @@ struct EventSignal {
 
     /// The samples at `rate` Hz from `start`, with Gaussian noise of standard deviation `noise` g per axis
     /// (seeded, so the same every run).
-    func samples(rate: Double = 100, start: Double = 0, noise: Double = 0, seed: UInt64 = 1) -> [(t: Double, a: SIMD3<Double>)] {
+    func samples(rate: Double = 100, start: Double = 0, noise: Double = 0, seed: UInt64 = 1) -> [(
+        t: Double, a: SIMD3<Double>
+    )] {
         var random = NoiseGenerator(seed: seed)
         let count = Int((duration * rate).rounded(.down))
         return (0..<count).map { i in

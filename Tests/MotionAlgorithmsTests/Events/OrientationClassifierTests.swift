@@ -43,14 +43,19 @@ extension OrientationClassifier {
         #expect(classifier.changes(EventSignal.hold(Self.portrait, for: 0.49).samples()).isEmpty)
     }
 
-    @Test(arguments: [(15.0, 59.0, false), (15.0, 61.0, true), (5.0, 49.0, false), (5.0, 51.0, true), (0.0, 44.0, false), (0.0, 46.0, true)])
+    @Test(arguments: [
+        (15.0, 59.0, false), (15.0, 61.0, true), (5.0, 49.0, false), (5.0, 51.0, true), (0.0, 44.0, false),
+        (0.0, 46.0, true),
+    ])
     func aNeighbourIsTakenOnlyPastTheDeadZone(hysteresis: Double, angle: Double, changes: Bool) {
         for (neighbour, vector) in Self.neighbours {
             let target = direction(from: Self.portrait, towards: vector, degrees: angle)
             let signal = EventSignal.hold(Self.portrait, for: 1.5).then(.hold(target, for: 3))
             var classifier = OrientationClassifier<Double>(configuration: .init(hysteresis: hysteresis * .pi / 180))
             let found = classifier.changes(signal.samples(noise: 0.003)).filter(\.orientationChanged).map(\.orientation)
-            #expect(found == (changes ? [.portrait, neighbour] : [.portrait]), "\(angle)° towards \(neighbour), h = \(hysteresis)°")
+            #expect(
+                found == (changes ? [.portrait, neighbour] : [.portrait]),
+                "\(angle)° towards \(neighbour), h = \(hysteresis)°")
         }
     }
 
@@ -93,9 +98,11 @@ extension OrientationClassifier {
     static func turn(rate: Double) -> EventSignal {
         let duration = 180 / rate
         return EventSignal.hold(portrait, for: 1)
-            .then(EventSignal(duration: duration) { t in
-                direction(from: portrait, towards: SIMD3(-1, 0, 0), degrees: rate * t)
-            })
+            .then(
+                EventSignal(duration: duration) { t in
+                    direction(from: portrait, towards: SIMD3(-1, 0, 0), degrees: rate * t)
+                }
+            )
             .then(.hold(-portrait, for: 2))
     }
 
@@ -108,7 +115,10 @@ extension OrientationClassifier {
         // Slower than the stability angle allows (10° per settle time, 20°/s): the device is held in landscape
         // long enough to report it.
         var slow = OrientationClassifier<Double>()
-        #expect(slow.changes(Self.turn(rate: 15).samples()).map(\.orientation) == [.portrait, .landscapeLeft, .portraitUpsideDown])
+        #expect(
+            slow.changes(Self.turn(rate: 15).samples()).map(\.orientation) == [
+                .portrait, .landscapeLeft, .portraitUpsideDown,
+            ])
     }
 
     @Test(arguments: [45.0, 44.0, 46.0, 40.0, 50.0])
@@ -126,7 +136,9 @@ extension OrientationClassifier {
         // From unknown, straight onto the boundary: one orientation, then no flapping.
         var classifier = OrientationClassifier<Double>()
         let near = direction(from: Self.portrait, towards: SIMD3(-1, 0, 0), degrees: angle)
-        #expect(classifier.changes(EventSignal.hold(near, for: 60).samples(noise: 0.03)).filter(\.orientationChanged).count <= 1)
+        #expect(
+            classifier.changes(EventSignal.hold(near, for: 60).samples(noise: 0.03)).filter(\.orientationChanged).count
+                <= 1)
     }
 
     @Test(arguments: [0.0, 25.0, 40.0, 45.0, 50.0])
@@ -149,7 +161,8 @@ extension OrientationClassifier {
         (40, 14, .vertical), (40, 74, .tiltedUp), (40, 76, .faceUp), (85, 66, .faceUp), (85, 64, .tiltedUp),
         (-85, -66, .faceDown), (-85, -64, .tiltedDown), (-40, -76, .faceDown), (-40, -16, .tiltedDown),
     ])
-    func tiltDeadZonesAroundIIOSensorProxysBoundaries(from start: Double, to end: Double, expected: IIOSensorProxyTilt) {
+    func tiltDeadZonesAroundIIOSensorProxysBoundaries(from start: Double, to end: Double, expected: IIOSensorProxyTilt)
+    {
         let signal = EventSignal.hold(Self.tilted(start), for: 1.5).then(.hold(Self.tilted(end), for: 3))
         var classifier = OrientationClassifier<Double>()
         _ = classifier.changes(signal.samples(noise: 0.002))

@@ -1,11 +1,14 @@
-@testable import MotionAlgorithms
 import RealModule
 import Testing
+
+@testable import MotionAlgorithms
 
 /// `ShakeDetector` on hand-built signals: phases, every threshold at and around its value, and distractors.
 @Suite struct ShakeDetectorTests {
     static let portrait = SIMD3<Double>(0, -1, 0)
-    static let axes: [(ShakeEvent.Axis, SIMD3<Double>)] = [(.x, SIMD3(1, 0, 0)), (.y, SIMD3(0, 1, 0)), (.z, SIMD3(0, 0, 1))]
+    static let axes: [(ShakeEvent.Axis, SIMD3<Double>)] = [
+        (.x, SIMD3(1, 0, 0)), (.y, SIMD3(0, 1, 0)), (.z, SIMD3(0, 0, 1)),
+    ]
 
     /// One second still, the signal, two seconds still.
     static func framed(_ signal: EventSignal, gravity: SIMD3<Double> = portrait) -> EventSignal {
@@ -18,7 +21,8 @@ import Testing
     func aShortShakeBeginsAndEndsWithItsAxis(axisIndex: Int) {
         let (axis, vector) = Self.axes[axisIndex]
         for gravity in [Self.portrait, SIMD3(0, 0, -1), SIMD3(-1, 0, 0)] {
-            let signal = Self.framed(.shake(along: vector, frequency: 4, amplitude: 1.5, cycles: 3, gravity: gravity), gravity: gravity)
+            let signal = Self.framed(
+                .shake(along: vector, frequency: 4, amplitude: 1.5, cycles: 3, gravity: gravity), gravity: gravity)
             var detector = ShakeDetector<Double>()
             let events = detector.events(signal.samples(noise: 0.005))
             #expect(events.map(\.phase) == [.began, .ended], "axis \(axis), gravity \(gravity)")
@@ -58,7 +62,8 @@ import Testing
             var detector = ShakeDetector<Double>(configuration: .init(maximumDuration: limit))
             let phases = detector.events(signal.samples()).map(\.phase)
             let expectEnded = duration - 0.125 <= limit
-            #expect(phases == [.began, expectEnded ? .ended : .cancelled(.tooLong)], "duration \(duration), limit \(limit)")
+            #expect(
+                phases == [.began, expectEnded ? .ended : .cancelled(.tooLong)], "duration \(duration), limit \(limit)")
             if limit == 1 { #expect(expectEnded == ends) }
         }
     }
@@ -208,7 +213,8 @@ import Testing
         #expect(detector.linearAcceleration == .zero)
         #expect(detector.gravity == SIMD3(0, -1, 0))
         // A real shake still works afterwards.
-        let samples = Self.framed(.shake(along: SIMD3(1, 0, 0), frequency: 4, amplitude: 1.5, cycles: 3)).samples(start: 1)
+        let samples = Self.framed(.shake(along: SIMD3(1, 0, 0), frequency: 4, amplitude: 1.5, cycles: 3)).samples(
+            start: 1)
         #expect(detector.events(samples).map(\.phase) == [.began, .ended])
     }
 
@@ -255,7 +261,8 @@ import Testing
             let phase = 2 * Double.pi * cadence * t
             let ramp = min(t / 0.5, 1)
             let vertical = bounce * (Double.cos(phase) + 0.25 * Double.cos(2 * phase))
-            let user = ramp * (vertical * up + sway * Double.cos(phase / 2) * left + surge * Double.cos(phase + 0.5) * forward)
+            let user =
+                ramp * (vertical * up + sway * Double.cos(phase / 2) * left + surge * Double.cos(phase + 0.5) * forward)
             return gravity - user
         }
     }
@@ -342,7 +349,8 @@ import Testing
     }
 
     @Test func eventDescriptions() {
-        let event = ShakeEvent(phase: .cancelled(.tooLong), timestamp: 2, axis: .y, startTime: 1, strokes: 9, peakAcceleration: 1.234)
+        let event = ShakeEvent(
+            phase: .cancelled(.tooLong), timestamp: 2, axis: .y, startTime: 1, strokes: 9, peakAcceleration: 1.234)
         #expect(event.description == "2.0 cancelled (tooLong) axis=y strokes=9 peak=1.23g")
         #expect(ShakeEvent.Phase.began.name == "began")
         #expect(ShakeEvent.Phase.cancelled(.notAShake).name == "cancelled")
