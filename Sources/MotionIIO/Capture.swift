@@ -133,14 +133,23 @@ public final class IIOCapture {
     }
 
     /// Opens a capture, runs `body` with it and closes it, whether `body` returns, throws or is cancelled.
+    ///
+    /// `body` runs with a preference for ``executor``, so the thread that sees the data also runs it.
     public static func withCapture<Result>(
         from sources: [CaptureSource], configuration: CaptureConfiguration = .init(),
         _ body: (IIOCapture) async throws -> Result
     ) async throws -> Result {
         let capture = try IIOCapture(sources: sources, configuration: configuration)
         defer { capture.close() }
-        return try await body(capture)
+        return try await withTaskExecutorPreference(executor) { try await body(capture) }
     }
+
+    /// The task executor of the thread that waits for device data. A task that prefers it
+    /// (`withTaskExecutorPreference(IIOCapture.executor) { … }` or `Task(executorPreference:)`) is resumed on
+    /// that thread when data arrives and runs there until its next wait: the process wakes once per batch
+    /// instead of twice (the waiting thread, then a thread of the global pool). Keep such tasks short:
+    /// while one runs, no other wait is served.
+    public static var executor: any TaskExecutor { Reactor.shared }
 
     deinit {
         close()

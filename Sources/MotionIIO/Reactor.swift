@@ -16,7 +16,11 @@ import Glibc
 /// Each wait registers its descriptors with `EPOLLONESHOT` and removes them when it ends. A descriptor that
 /// epoll cannot watch (a regular file, `EPERM`) counts as readable at once, as `poll(2)` would say.
 /// A descriptor may be in only one wait at a time.
-final class Reactor: Sendable {
+///
+/// The reactor is also a `TaskExecutor`: a task that prefers it (``IIOCapture/executor``) runs its jobs on the
+/// reactor thread, so when data arrives that one thread wakes, resumes the task and runs it until its next
+/// wait, with no hand-off to another thread: one wake-up per batch.
+final class Reactor: TaskExecutor, Sendable {
     static let shared = Reactor()
 
     private struct Waiter {
@@ -30,6 +34,8 @@ final class Reactor: Sendable {
         var nextToken: UInt64 = 1
         var waiters: [UInt64: Waiter] = [:]
         var cancelledEarly: Set<UInt64> = []
+        var jobs: [UnownedJob] = []
+        var thread: pthread_t?
     }
 
     private let epollFD: Int32
@@ -125,6 +131,23 @@ final class Reactor: Sendable {
         waiter?.continuation.resume(throwing: CancellationError())
     }
 
+    /// Runs `job` on the reactor thread (TaskExecutor). From the reactor thread itself (a task resumed by it)
+    /// the job runs before the next `epoll_wait`, without waking anything.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        let fromOtherThread = state.withLock { state in
+            state.jobs.append(unowned)
+            return state.thread.map { pthread_equal($0, pthread_self()) == 0 } ?? true
+        }
+        if fromOtherThread { wakeThread() }
+    }
+
+    private func runJobs() {
+        while let job = state.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) {
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+
     private func wakeThread() {
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
@@ -135,8 +158,11 @@ final class Reactor: Sendable {
         let capacity = 32
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         defer { events.deallocate() }
+        state.withLock { $0.thread = pthread_self() }
         while true {
+            runJobs()
             let timeout: Int32 = state.withLock { state in
+                guard state.jobs.isEmpty else { return 0 }
                 guard let nearest = state.waiters.values.compactMap(\.deadline).min() else { return -1 }
                 let now = monotonicNanoseconds()
                 guard nearest > now else { return 0 }

@@ -258,7 +258,8 @@ func boottimeNow() -> Double {
 /// other end cancels the task. Nothing polls.
 enum SignalCancellation {
     static func run(_ body: @escaping @Sendable () async throws -> Void) async throws(MotionError) {
-        let task = Task { try await body() }
+        // On the capture executor: the thread that sees the device data also writes it out (one wake-up per batch).
+        let task = Task(executorPreference: IIOCapture.executor) { try await body() }
         SignalWatcher.shared.setAction { task.cancel() }
         if Interruption.isRequested { task.cancel() }
         let result = await task.result

@@ -13,13 +13,14 @@ final class RunningMotionctl: @unchecked Sendable {
     private let outPipe = Pipe()
     private let errPipe = Pipe()
 
-    /// Starts `motionctl arguments`, through `launcher` (such as `setpriv … --`) when given.
-    init(_ arguments: [String], launcher: [String] = []) throws {
+    /// Starts `motionctl arguments` (the built one, or `executable`), through `launcher` (such as
+    /// `setpriv … --`) when given.
+    init(_ arguments: [String], launcher: [String] = [], executable: URL = Motionctl.executable) throws {
         if let first = launcher.first {
             process.executableURL = URL(fileURLWithPath: first)
-            process.arguments = Array(launcher.dropFirst()) + [Motionctl.executable.path] + arguments
+            process.arguments = Array(launcher.dropFirst()) + [executable.path] + arguments
         } else {
-            process.executableURL = Motionctl.executable
+            process.executableURL = executable
             process.arguments = arguments
         }
         process.currentDirectoryURL = Motionctl.packageRoot
