@@ -31,6 +31,16 @@ struct LiveDeviceOptions: ParsableArguments {
     @Flag(name: .customLong("include-base"), help: "Also use accelerometers in the base of a convertible.")
     var includeBase = false
 
+    @Option(name: .customLong("mount-matrix"), help: ArgumentHelp(
+        "The accelerometer's mount matrix, replacing the discovered one: corrected = M · raw, rows separated by ';' "
+            + "(write --mount-matrix=… when it starts with '-').",
+        valueName: "x1, y1, z1; x2, y2, z2; x3, y3, z3"))
+    var mountMatrix: String?
+
+    @Option(help: ArgumentHelp(
+        "Fail (status 74) when a device delivers nothing for this long (default: wait).", valueName: "seconds"))
+    var timeout: Double?
+
     @Flag(name: .customLong("exit-on-disconnect"), help: ArgumentHelp(
         "Exit with status 69 when the device goes away, instead of waiting for it to come back."))
     var exitOnDisconnect = false
@@ -42,12 +52,23 @@ struct LiveDeviceOptions: ParsableArguments {
         guard batchDuration > 0 && batchDuration.isFinite else {
             throw ValidationError("--batch must be a positive number of seconds, got \(batchDuration).")
         }
+        if let timeout, !(timeout > 0 && timeout.isFinite) {
+            throw ValidationError("--timeout must be a positive number of seconds, got \(timeout).")
+        }
+        if let mountMatrix, case .failure(let error) = MountMatrix.parse(mountMatrix) {
+            throw ValidationError("--mount-matrix: \(error).")
+        }
     }
 
     /// The capture configuration, with the rate from --rate or else from --interval.
     func configuration(interval: Double) -> CaptureConfiguration {
-        CaptureConfiguration(
-            rate: rate ?? (interval > 0 ? 1 / interval : nil), batchDuration: batchDuration, mode: mode.mode)
+        var overrides: [IIOSensorKind: MountMatrix] = [:]
+        if let mountMatrix, case .success(let matrix) = MountMatrix.parse(mountMatrix) {
+            overrides[.accelerometer] = matrix
+        }
+        return CaptureConfiguration(
+            rate: rate ?? (interval > 0 ? 1 / interval : nil), batchDuration: batchDuration, mode: mode.mode,
+            timeout: timeout, mountMatrixOverrides: overrides)
     }
 }
 

@@ -212,6 +212,30 @@ struct DeviceCommandTests {
         }
     }
 
+    /// --mount-matrix replaces the discovered matrix (metadata says "override"); --mode polled reads *_raw.
+    @Test func mountMatrixOverrideAndPolledMode() async throws {
+        try await Testbed.run { testbed in
+            try testbed.add(.lis3dh(node: .file(scans(0..<10))))
+            let file = try Motionctl.temporaryFile("", name: "polled.csv")
+            let result = try Motionctl.run([
+                "record", "--output", file, "--duration", "0.05", "--mode", "polled", "--rate", "100",
+                "--mount-matrix=-1, 0, 0; 0, -1, 0; 0, 0, -1",  // '=' since the value starts with '-'
+
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            #expect(text.contains("# mount_matrix_accel: -1, 0, 0; 0, -1, 0; 0, 0, -1 (override)\n"))
+            #expect(text.contains("iio:device0 polled at 100 Hz"))
+            // Raw y = −1024 (sysfs) negated by the override: +0.9999 g.
+            let rows = text.split(separator: "\n").filter { $0.first?.isNumber == true }
+            #expect(!rows.isEmpty)
+            #expect(rows.allSatisfy { $0.hasSuffix(",0,0.999915771440808,0") || $0.hasSuffix(",-0,0.999915771440808,-0") })
+            let bad = try Motionctl.run(["stream", "--device", "auto", "--mount-matrix", "1, 0, 0; 0, 1, 0; 0, 0, 0"])
+            #expect(bad.status == 64)
+            #expect(bad.stderr.contains("all-zero row for axis z"))
+        }
+    }
+
     @Test func streamExplainsAMissingDevice() async throws {
         try await Testbed.run { testbed in
             try testbed.add(.lis3dh())
