@@ -37,7 +37,7 @@ import Testing
             let path = device + "/" + name
             try FileManager.default.createDirectory(
                 atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            FileManager.default.createFile(atPath: path, contents: Data("0\n".utf8), attributes: [.posixPermissions: 0o644])
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("0\n".utf8), attributes: [.posixPermissions: 0o644]))
         }
         // The group "daemon" stands in for "iio"; /sys%p for the device folder.
         let script = command.replacingOccurrences(of: "/sys%p", with: device)
