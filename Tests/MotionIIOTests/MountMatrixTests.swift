@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,15 +82,46 @@ import Testing
         #expect(matrix.xRow == [0.5, 0, 0])
         #expect(SamplingFrequencies(parsing: "12.5 25") == .list([12.5, 25]))
     }
+
+    /// The same under a `fr_FR.UTF-8` locale built with `localedef` when the system has none. Loading it needs
+    /// `LOCPATH` in the environment, which is not safe to change while other threads run, so the check runs in
+    /// a child process (an exit test).
+    @Test(.enabled(if: CommaLocale.make() == nil && FileManager.default.isExecutableFile(atPath: "/usr/bin/localedef")))
+    func parsesTheSameUnderABuiltCommaDecimalLocale() async throws {
+        let directory = CommaLocale.builtDirectory
+        if !FileManager.default.fileExists(atPath: directory + "/fr_FR.UTF-8") {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/localedef")
+            process.arguments = ["-i", "fr_FR", "-f", "UTF-8", directory + "/fr_FR.UTF-8"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else { return }  // no fr_FR sources to build from
+        }
+        #expect(FileManager.default.fileExists(atPath: directory + "/fr_FR.UTF-8/LC_NUMERIC"))
+        await #expect(processExitsWith: .success) {
+            setenv("LOCPATH", CommaLocale.builtDirectory, 1)
+            guard let locale = newlocale(LC_NUMERIC_MASK, "fr_FR.UTF-8", nil) else { exit(2) }
+            uselocale(locale)
+            guard strtod("0.5", nil) == 0 else { exit(3) }  // the comma locale is in effect
+            guard case .success(let matrix) = MountMatrix.parse("0.5, 0, 0; 0, 1, 0; 0, 0, 1"), matrix.xRow == [0.5, 0, 0]
+            else { exit(4) }
+            guard SamplingFrequencies(parsing: "12.5 25") == .list([12.5, 25]) else { exit(5) }
+            exit(0)
+        }
+    }
 }
 
-/// A `fr_FR.UTF-8` locale (decimal comma) for this thread, when the system has one. (Building one with
-/// `localedef` would need `LOCPATH` in the environment, and changing the environment while other threads read
-/// it is not safe; `motionctl devices` is tested under a built locale in a child process instead.)
+/// A `fr_FR.UTF-8` locale (decimal comma) for this thread, when the system has one.
 enum CommaLocale {
     static func make() -> locale_t? {
         newlocale(LC_NUMERIC_MASK, "fr_FR.UTF-8", nil)
     }
+
+    /// Where `localedef` builds one when the system has none.
+    static let builtDirectory = "/tmp/swift-motion-locales"
 }
 
 @Suite struct SamplingFrequenciesTests {
