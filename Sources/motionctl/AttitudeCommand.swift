@@ -93,9 +93,7 @@ struct AttitudeCommand: ParsableCommand {
 
     func fuse() throws(MotionError) {
         let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
-        defer {
-            if lenient, reader.skipReport.skippedRows > 0 { printToStandardError("motionctl: warning: \(reader.skipReport)") }
-        }
+        defer { warnAboutSkippedRows(reader) }
         let chosen = sensors?.set ?? reader.sensors
         let needed = frame.requiredSensors
         guard chosen.isSuperset(of: needed), reader.sensors.isSuperset(of: needed) else {

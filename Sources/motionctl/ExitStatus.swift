@@ -1,5 +1,6 @@
 import ArgumentParser
 import MotionCore
+import MotionTrace
 
 #if canImport(Glibc)
 import Glibc
@@ -62,4 +63,10 @@ func printToStandardError(_ line: String) {
             cursor += written
         }
     }
+}
+
+/// Prints a reader's skip report (lenient mode) to stderr as one warning, when it skipped any rows.
+func warnAboutSkippedRows(_ reader: TraceReader) {
+    guard reader.skipReport.skippedRows > 0 else { return }
+    printToStandardError("motionctl: warning: \(reader.skipReport)")
 }

@@ -60,11 +60,7 @@ struct OrientationCommand: ParsableCommand {
     func classify() throws(MotionError) {
         let path = trace ?? "-"
         let reader = try TraceReader(path: path, options: .init(lenient: lenient))
-        defer {
-            if lenient, reader.skipReport.skippedRows > 0 {
-                printToStandardError("motionctl: warning: \(reader.skipReport)")
-            }
-        }
+        defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: path)
         let output = try EventOutput(format: format)
         if ispNames && format == .text {

@@ -72,11 +72,7 @@ struct ShakeCommand: ParsableCommand {
     func detect() throws(MotionError) {
         let path = trace ?? "-"
         let reader = try TraceReader(path: path, options: .init(lenient: lenient))
-        defer {
-            if lenient, reader.skipReport.skippedRows > 0 {
-                printToStandardError("motionctl: warning: \(reader.skipReport)")
-            }
-        }
+        defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: path)
         let output = try EventOutput(format: format)
         var detector = ShakeDetector<Double>(configuration: sensitivity.configuration)

@@ -73,7 +73,7 @@ struct StreamCommand: AsyncParsableCommand {
     func stream() throws(MotionError) {
         let trace = self.trace ?? "-"
         let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
-        defer { reportSkippedRows(reader) }
+        defer { warnAboutSkippedRows(reader) }
         let sensors = processing.sensors?.set ?? reader.sensors
         guard reader.sensors.isSuperset(of: sensors) else {
             throw MotionError(
@@ -100,10 +100,5 @@ struct StreamCommand: AsyncParsableCommand {
             try writer.write(delivered)
         }
         try writer.flush()
-    }
-
-    private func reportSkippedRows(_ reader: TraceReader) {
-        guard lenient, reader.skipReport.skippedRows > 0 else { return }
-        printToStandardError("motionctl: warning: \(reader.skipReport)")
     }
 }
