@@ -7,20 +7,9 @@ import Glibc
 /// Direct reads and writes of sysfs attribute files, each returning `Result<_, SystemErrno>` with `EINTR`
 /// retried in one place, so errors can name the exact file (libiio's attribute calls cannot).
 enum Sysfs {
-    /// Calls `body` until it does not fail with `EINTR`; a negative result becomes the current `errno`.
-    static func retryingInterrupts<Value: FixedWidthInteger>(_ body: () -> Value) -> Result<Value, SystemErrno> {
-        while true {
-            let result = body()
-            if result >= 0 { return .success(result) }
-            let code = errno
-            if code == EINTR { continue }
-            return .failure(SystemErrno(code))
-        }
-    }
-
     /// The file's contents without trailing white space (sysfs values end in a newline).
     static func read(_ path: String) -> Result<String, SystemErrno> {
-        let opened = path.withCString { name in retryingInterrupts { open(name, O_RDONLY | O_CLOEXEC) } }
+        let opened = path.withCString { name in SystemErrno.retryingInterrupts { open(name, O_RDONLY | O_CLOEXEC) } }
         let fd: Int32
         switch opened {
         case .success(let value): fd = value
@@ -31,7 +20,7 @@ enum Sysfs {
         var length = 0
         while length < buffer.count {
             let result = buffer.withUnsafeMutableBytes { raw in
-                retryingInterrupts { Glibc.read(fd, raw.baseAddress! + length, raw.count - length) }
+                SystemErrno.retryingInterrupts { Glibc.read(fd, raw.baseAddress! + length, raw.count - length) }
             }
             switch result {
             case .success(0): return .success(trimmed(buffer[0..<length]))
@@ -44,7 +33,7 @@ enum Sysfs {
 
     /// Writes `value` (sysfs takes it with or without a newline) in one `write(2)`, as sysfs requires.
     static func write(_ path: String, _ value: String) -> Result<Void, SystemErrno> {
-        let opened = path.withCString { name in retryingInterrupts { open(name, O_WRONLY | O_CLOEXEC) } }
+        let opened = path.withCString { name in SystemErrno.retryingInterrupts { open(name, O_WRONLY | O_CLOEXEC) } }
         let fd: Int32
         switch opened {
         case .success(let value): fd = value
@@ -54,7 +43,7 @@ enum Sysfs {
         var bytes = Array(value.utf8)
         bytes.append(UInt8(ascii: "\n"))
         let result = bytes.withUnsafeBytes { raw in
-            retryingInterrupts { Glibc.write(fd, raw.baseAddress!, raw.count) }
+            SystemErrno.retryingInterrupts { Glibc.write(fd, raw.baseAddress!, raw.count) }
         }
         switch result {
         case .success(let count) where count == bytes.count: return .success(())

@@ -107,13 +107,3 @@ struct UdevList: Sequence {
         }
     }
 }
-
-extension SystemErrno {
-    /// The error for an `errno` value, with the C library's text.
-    init(_ code: Int32) {
-        self.init(rawValue: code, text: String(cString: strerror(code)))
-    }
-
-    /// The current `errno`.
-    static func current() -> SystemErrno { SystemErrno(errno) }
-}

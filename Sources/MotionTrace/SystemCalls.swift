@@ -8,31 +8,18 @@ import MotionCore
 
 /// The few system calls the trace reader and writer make, each returning `Result<_, SystemErrno>`.
 ///
-/// `EINTR` is retried in exactly one place, ``retryingInterrupts(_:)``; every call below goes through it.
+/// `EINTR` is retried in exactly one place, `SystemErrno.retryingInterrupts(_:)`; every call below goes through it.
 enum SystemCall {
-    /// Calls `body` until it does not fail with `EINTR`; a negative result becomes the current `errno`.
-    ///
-    /// Reads `errno` immediately after the call, before anything else can overwrite it.
-    static func retryingInterrupts<Value: FixedWidthInteger>(_ body: () -> Value) -> Result<Value, SystemErrno> {
-        while true {
-            let result = body()
-            if result >= 0 { return .success(result) }
-            let code = errno
-            if code == EINTR { continue }
-            return .failure(SystemErrno(code))
-        }
-    }
-
     /// Opens `path` for reading (`open(2)` with `O_RDONLY | O_CLOEXEC`).
     static func openForReading(_ path: String) -> Result<Int32, SystemErrno> {
-        path.withCString { cPath in retryingInterrupts { open(cPath, O_RDONLY | O_CLOEXEC) } }
+        path.withCString { cPath in SystemErrno.retryingInterrupts { open(cPath, O_RDONLY | O_CLOEXEC) } }
     }
 
     /// Reads at most `count` bytes into `buffer` (`read(2)`); 0 means end of file. A non-blocking descriptor
     /// that has no data yet (`EAGAIN`) is waited for with `poll(2)`.
     static func read(_ fd: Int32, into buffer: UnsafeMutablePointer<UInt8>, count: Int) -> Result<Int, SystemErrno> {
         while true {
-            let result = retryingInterrupts {
+            let result = SystemErrno.retryingInterrupts {
                 #if canImport(Glibc)
                     Glibc.read(fd, buffer, count)
                 #else
@@ -49,7 +36,7 @@ enum SystemCall {
     /// Waits until `fd` is ready for `events` (`poll(2)`, no timeout).
     private static func waitUntilReady(_ fd: Int32, for events: Int16) -> Result<Void, SystemErrno> {
         var request = pollfd(fd: fd, events: events, revents: 0)
-        return retryingInterrupts { poll(&request, 1, -1) }.map { _ in () }
+        return SystemErrno.retryingInterrupts { poll(&request, 1, -1) }.map { _ in () }
     }
 
     /// Writes all `count` bytes of `buffer` (`write(2)`), continuing after partial writes and waiting with
@@ -57,7 +44,7 @@ enum SystemCall {
     static func writeAll(_ fd: Int32, _ buffer: UnsafePointer<UInt8>, count: Int) -> Result<Void, SystemErrno> {
         var done = 0
         while done < count {
-            let result = retryingInterrupts {
+            let result = SystemErrno.retryingInterrupts {
                 #if canImport(Glibc)
                     Glibc.write(fd, buffer + done, count - done)
                 #else
@@ -100,13 +87,6 @@ enum SystemCall {
     /// `true` when `fd` is an open descriptor (`fcntl(2)` `F_GETFL`).
     static func isOpen(_ fd: Int32) -> Bool {
         fd >= 0 && fcntl(fd, F_GETFL) != -1
-    }
-}
-
-extension SystemErrno {
-    /// The error for an `errno` value, with the C library's text for it (`strerror(3)`).
-    init(_ code: Int32) {
-        self.init(rawValue: code, text: String(cString: strerror(code)))
     }
 }
 
