@@ -76,6 +76,8 @@ public final class IIOCapture {
     private var merger: SampleMerger?
     private var monitor: UdevMonitor?
     private var isClosed = false
+    /// An error that ended the capture while samples were held, thrown by the next ``next()`` call.
+    private var pendingError: MotionError?
 
     /// Opens the sources.
     ///
@@ -160,17 +162,34 @@ public final class IIOCapture {
     /// - Throws: `MotionError.Code.cancelled` when the task is cancelled or the capture closed;
     ///   `MotionError.Code.disconnected` (underlying ``IIOReadError``) when a device goes away;
     ///   `MotionError.Code.ioFailure` for read errors, timeouts and truncated scans. The capture is closed
-    ///   before any error is thrown.
+    ///   as soon as the error happens. Samples already read are never lost: when a device fails (or the task
+    ///   is cancelled) while samples are held (by the merger, or read from another device in the same
+    ///   wake-up), this call returns them, readings the merger could not pair as partial samples, and the
+    ///   next call throws the error.
     public func next() async throws(MotionError) -> [MotionSample] {
+        if let error = pendingError {
+            pendingError = nil
+            throw error
+        }
+        var samples: [MotionSample] = []
         do {
-            return try await nextBatch()
+            try await nextBatch(into: &samples)
+            return samples
         } catch {
             close()
+            // Samples already read are never lost: they are delivered first (what the merger holds too, groups
+            // it could not complete as partial samples), and the error on the next call.
+            merger?.finish(into: &samples)
+            guard samples.isEmpty else {
+                pendingError = error
+                return samples
+            }
             throw error
         }
     }
 
-    private func nextBatch() async throws(MotionError) -> [MotionSample] {
+    /// Appends the next batch to `output`; on an error, `output` holds what was read before it.
+    private func nextBatch(into output: inout [MotionSample]) async throws(MotionError) {
         while true {
             guard !isClosed else { throw MotionError(.cancelled, "the capture is closed") }
             var fds = readers.compactMap(\.pollFD)
@@ -185,21 +204,29 @@ public final class IIOCapture {
                 throw MotionError(.ioFailure, "cannot wait for device data (\(error))")
             }
             guard !isClosed else { throw MotionError(.cancelled, "the capture is closed") }
-            if let monitor, ready.contains(monitor.fileDescriptor) { try checkRemovals(monitor) }
             let now = monotonicNanoseconds()
-            var output: [MotionSample] = []
+            // Every ready device is read before any error surfaces, so what they delivered is not lost.
+            var failure: MotionError?
             for (index, reader) in readers.enumerated() {
                 let readable = reader.pollFD.map { ready.contains($0) } ?? false
                 guard readable || (reader.nextDeadline.map { $0 <= now } ?? false) else { continue }
-                let batch = try reader.read(readable: readable, now: now)
+                let batch: [MotionSample]
+                do {
+                    batch = try reader.read(readable: readable, now: now)
+                } catch {
+                    failure = failure ?? error
+                    continue
+                }
                 if merger != nil {
                     merger!.append(batch, from: index)
                 } else {
                     output += batch
                 }
             }
+            if let failure { throw failure }
+            if let monitor, ready.contains(monitor.fileDescriptor) { try checkRemovals(monitor) }
             merger?.drain(into: &output)
-            if !output.isEmpty { return output }
+            if !output.isEmpty { return }
         }
     }
 

@@ -65,7 +65,9 @@ public struct SampleMerger: Sendable {
         }
     }
 
-    /// Appends everything still queued to `output`, in time order (when the sources have stopped).
+    /// Appends everything still queued to `output`, in time order (when the sources have stopped, or one of
+    /// them failed: `IIOCapture` delivers these before the error). Readings still waiting for a partner are
+    /// delivered alone, as partial samples.
     public mutating func finish(into output: inout [MotionSample]) {
         take(upTo: .infinity, into: &output)
         if let held = pending {

@@ -258,12 +258,87 @@ struct CaptureTests {
             let capture = try IIOCapture(sources: chosen)
             let (samples, error) = await drain(capture)
             #expect(error?.code == .disconnected)
-            // Both sources end at 1.29 s; the last ones are released when the first device's data ends.
-            #expect(samples.count >= 20)
+            // Both sources end at 1.29 s: when the first one's data ends, everything held is still delivered.
+            #expect(samples.count == 30)
             #expect(samples.allSatisfy { $0.sensors == [.accelerometer, .gyroscope] })
             #expect(samples.enumerated().allSatisfy { i, s in abs(s.timestamp - (1 + Double(i) * 0.01)) < 1e-12 })
             #expect(samples.enumerated().allSatisfy { i, s in abs(s.rotationRate!.x - Double(i) * 0.000153) < 1e-12 })
             #expect(samples.allSatisfy { abs($0.rotationRate!.z - (-100 * 0.000153)) < 1e-12 })
+        }
+    }
+
+    /// When one of two merged devices is removed, the samples the merger holds (the accelerometer's, waiting
+    /// for gyroscope readings that will never come) are delivered, as accelerometer-only samples, before the
+    /// disconnection error.
+    @Test func deliversHeldSamplesBeforeAnError() async throws {
+        try await Testbed.run { testbed in
+            try testbed.add(.lis3dh())
+            var gyro = EmulatedDevice.iio(name: "l3g4200d", number: 1)
+            gyro.addSensor("anglvel", raw: (0, 0, 0), scale: "0.000153", scanType: "le:s16/16>>0")
+            gyro.addChannel("timestamp", scan: (3, "le:s64/64>>0"))
+            gyro.set("current_timestamp_clock", "boottime")
+            gyro.addBuffer(trigger: nil)
+            let gyroPath = try testbed.add(gyro)
+            let capture = try IIOCapture(sources: try sources(), configuration: .init(mergeTolerance: 0.001))
+            #expect(capture.details.count == 2)
+
+            // 10 accelerometer scans (1.00 … 1.09 s) and 5 gyroscope scans (1.00 … 1.04 s, raw x = 7).
+            try testbed.feed("/dev/iio:device0", lis3dhEncoder.encode(rows: fixtureRows(10)))
+            let gyroRows = fixtureRows(5).map { [7, 0, 0, $0[3]] }
+            try testbed.feed("/dev/iio:device1", lis3dhEncoder.encode(rows: gyroRows))
+            // Released up to the gyroscope's last timestamp; 1.04 s is held, it could still merge.
+            var samples: [MotionSample] = []
+            while samples.count < 4 { samples += try await capture.next() }
+            #expect(samples.count == 4)
+            #expect(samples.allSatisfy { $0.sensors == [.accelerometer, .gyroscope] })
+
+            testbed.remove(gyroPath)
+            let (rest, error) = await drain(capture)
+            #expect(error?.code == .disconnected)
+            #expect((error?.underlying as? IIOReadError)?.device == "iio:device1")
+            samples += rest
+            // Every scan read is delivered: 1.04 s merged, 1.05 … 1.09 s accelerometer only.
+            #expect(samples.count == 10)
+            #expect(samples.enumerated().allSatisfy { i, s in abs(s.timestamp - (1 + Double(i) * 0.01)) < 1e-12 })
+            #expect(samples.compactMap(\.rotationRate).count == 5)
+            #expect(samples.compactMap(\.rotationRate).allSatisfy { abs($0.x - 7 * 0.000153) < 1e-12 })
+            #expect(samples.suffix(5).allSatisfy { $0.sensors == [.accelerometer] })
+            #expect(samples.prefix(5).allSatisfy { $0.sensors == [.accelerometer, .gyroscope] })
+        }
+    }
+
+    /// Cancelling the task while the merger holds samples delivers them first; the next call ends the stream.
+    @Test func deliversHeldSamplesOnCancellation() async throws {
+        try await Testbed.run { testbed in
+            try testbed.add(.lis3dh())
+            var gyro = EmulatedDevice.iio(name: "l3g4200d", number: 1)
+            gyro.addSensor("anglvel", raw: (0, 0, 0), scale: "0.000153", scanType: "le:s16/16>>0")
+            gyro.addChannel("timestamp", scan: (3, "le:s64/64>>0"))
+            gyro.set("current_timestamp_clock", "boottime")
+            gyro.addBuffer(trigger: nil)
+            try testbed.add(gyro)
+            // Accelerometer at 1.00, 1.01, 1.02 s; gyroscope at 1.00, 1.01 s.
+            try testbed.feed("/dev/iio:device0", lis3dhEncoder.encode(rows: fixtureRows(3)))
+            try testbed.feed("/dev/iio:device1", lis3dhEncoder.encode(rows: fixtureRows(2)))
+            let (firstBatch, signal) = AsyncStream.makeStream(of: Int.self)
+            let task = Task {
+                try await IIOCapture.withCapture(from: try sources()) { capture in
+                    var batches: [[MotionSample]] = []
+                    for try await batch in capture.batches {
+                        batches.append(batch)
+                        signal.yield(batch.count)
+                    }
+                    return batches
+                }
+            }
+            // The first batch is 1.00 s; 1.01 s (merged) and 1.02 s (accelerometer only) are then held.
+            for await _ in firstBatch { break }
+            task.cancel()
+            let samples = try await task.value.flatMap { $0 }
+            #expect(samples.map(\.sensors) == [
+                [.accelerometer, .gyroscope], [.accelerometer, .gyroscope], [.accelerometer],
+            ])
+            #expect(samples.enumerated().allSatisfy { i, s in abs(s.timestamp - (1 + Double(i) * 0.01)) < 1e-12 })
         }
     }
 
