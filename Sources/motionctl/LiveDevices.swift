@@ -31,11 +31,29 @@ struct LiveDeviceOptions: ParsableArguments {
     @Flag(name: .customLong("include-base"), help: "Also use accelerometers in the base of a convertible.")
     var includeBase = false
 
-    @Option(name: .customLong("mount-matrix"), help: ArgumentHelp(
+    @Option(name: [.customLong("mount-matrix"), .customLong("accel-mount-matrix")], help: ArgumentHelp(
         "The accelerometer's mount matrix, replacing the discovered one: corrected = M · raw, rows separated by ';' "
             + "(write --mount-matrix=… when it starts with '-').",
         valueName: "x1, y1, z1; x2, y2, z2; x3, y3, z3"))
     var mountMatrix: String?
+
+    @Option(name: .customLong("gyro-mount-matrix"), help: ArgumentHelp(
+        "The gyroscope's mount matrix, replacing the discovered one (same form as --mount-matrix).",
+        valueName: "matrix"))
+    var gyroMountMatrix: String?
+
+    @Option(name: .customLong("mag-mount-matrix"), help: ArgumentHelp(
+        "The magnetometer's mount matrix, replacing the discovered one (same form as --mount-matrix).",
+        valueName: "matrix"))
+    var magMountMatrix: String?
+
+    /// The mount-matrix options, by sensor: option name and text.
+    private var mountMatrixOptions: [(kind: IIOSensorKind, option: String, text: String?)] {
+        [
+            (.accelerometer, "--mount-matrix", mountMatrix), (.gyroscope, "--gyro-mount-matrix", gyroMountMatrix),
+            (.magnetometer, "--mag-mount-matrix", magMountMatrix),
+        ]
+    }
 
     @Option(help: ArgumentHelp(
         "Fail (status 74) when a device delivers nothing for this long (default: wait).", valueName: "seconds"))
@@ -55,16 +73,18 @@ struct LiveDeviceOptions: ParsableArguments {
         if let timeout, !(timeout > 0 && timeout.isFinite) {
             throw ValidationError("--timeout must be a positive number of seconds, got \(timeout).")
         }
-        if let mountMatrix, case .failure(let error) = MountMatrix.parse(mountMatrix) {
-            throw ValidationError("--mount-matrix: \(error).")
+        for (_, option, text) in mountMatrixOptions {
+            if let text, case .failure(let error) = MountMatrix.parse(text) {
+                throw ValidationError("\(option): \(error).")
+            }
         }
     }
 
     /// The capture configuration, with the rate from --rate or else from --interval.
     func configuration(interval: Double) -> CaptureConfiguration {
         var overrides: [IIOSensorKind: MountMatrix] = [:]
-        if let mountMatrix, case .success(let matrix) = MountMatrix.parse(mountMatrix) {
-            overrides[.accelerometer] = matrix
+        for (kind, _, text) in mountMatrixOptions {
+            if let text, case .success(let matrix) = MountMatrix.parse(text) { overrides[kind] = matrix }
         }
         return CaptureConfiguration(
             rate: rate ?? (interval > 0 ? 1 / interval : nil), batchDuration: batchDuration, mode: mode.mode,

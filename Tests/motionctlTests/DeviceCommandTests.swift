@@ -236,6 +236,69 @@ struct DeviceCommandTests {
         }
     }
 
+    /// Per-sensor overrides on a combined IMU (buffered): --gyro-mount-matrix rotates the gyroscope's readings
+    /// and nothing else; --accel-mount-matrix (= --mount-matrix) and --mag-mount-matrix do the same for theirs.
+    @Test func perSensorMountMatrixOverrides() async throws {
+        try await Testbed.run { testbed in
+            let encoder = ScanEncoder(channels: (0..<9).map { ($0, "le:s16/16>>0") } + [(9, "le:s64/64>>0")])
+            let rows: [[Int64]] = (0..<20).map { i in
+                [0, -1024, 0, 100, -200, 300, 10, 20, -30, 1_000_000_000 + Int64(i) * 10_000_000]
+            }
+            func record(_ options: [String]) async throws -> (TraceMetadata, [MotionSample]) {
+                var device = EmulatedDevice.iio(name: "bmi160", number: 0, node: .file(encoder.encode(rows: rows)))
+                device.addSensor("accel", raw: (0, -1024, 0), scale: "0.009576", scanType: "le:s16/16>>0")
+                device.addSensor("anglvel", raw: (100, -200, 300), scale: "0.001", scanType: "le:s16/16>>0", firstIndex: 3)
+                device.addSensor("magn", raw: (10, 20, -30), scale: "0.01", scanType: "le:s16/16>>0", firstIndex: 6)
+                device.addChannel("timestamp", scan: (9, "le:s64/64>>0"))
+                device.set("current_timestamp_clock", "boottime")
+                device.set("sampling_frequency", "100")
+                device.addBuffer(trigger: nil)
+                let path = try testbed.add(device)
+                defer { testbed.remove(path) }
+                let file = try Motionctl.temporaryFile("", name: "imu.csv")
+                let result = try Motionctl.run(
+                    ["record", "--device", "bmi160", "--output", file, "--duration", "0.15"] + options)
+                #expect(result.status == 0, "\(result.stderr)")
+                let reader = try TraceReader(path: file)
+                var samples: [MotionSample] = []
+                while let sample = try reader.next() { samples.append(sample) }
+                return (reader.metadata, samples)
+            }
+            let close = { (a: SIMD3<Double>?, b: SIMD3<Double>) in a.map { ((($0 - b) * ($0 - b)).sum()).squareRoot() < 1e-12 } ?? false }
+            let accel = SIMD3<Double>(0, -1024 * 0.009576, 0) / 9.80665  // g
+            let gyro = SIMD3<Double>(100, -200, 300) * 0.001  // rad/s
+            let mag = SIMD3<Double>(10, 20, -30) * 0.01 * 100  // µT
+
+            let (plainMetadata, plain) = try await record([])
+            #expect(plain.count == 15)
+            #expect(plainMetadata["mount_matrix_gyro"] == "1, 0, 0; 0, 1, 0; 0, 0, 1 (default)")
+            #expect(plain.allSatisfy { close($0.rotationRate?.vector, gyro) && close($0.acceleration?.vector, accel) })
+
+            // Gyroscope only: corrected = M · raw with a non-symmetric M; the other sensors are untouched.
+            let (gyroMetadata, rotated) = try await record(["--gyro-mount-matrix", "0, -1, 0; 1, 0, 0; 0, 0, 1"])
+            #expect(rotated.count == 15)
+            #expect(gyroMetadata["mount_matrix_gyro"] == "0, -1, 0; 1, 0, 0; 0, 0, 1 (override)")
+            #expect(gyroMetadata["mount_matrix_accel"] == "1, 0, 0; 0, 1, 0; 0, 0, 1 (default)")
+            #expect(rotated.allSatisfy { close($0.rotationRate?.vector, SIMD3(-gyro.y, gyro.x, gyro.z)) })
+            #expect(rotated.allSatisfy { close($0.acceleration?.vector, accel) && close($0.magneticField?.vector, mag) })
+
+            // All three, the accelerometer through the --accel-mount-matrix spelling.
+            let (allMetadata, all) = try await record([
+                "--accel-mount-matrix=-1, 0, 0; 0, -1, 0; 0, 0, -1", "--gyro-mount-matrix", "0, 0, 1; 0, 1, 0; 1, 0, 0",
+                "--mag-mount-matrix", "1, 0, 0; 0, 0, 1; 0, -1, 0",
+            ])
+            #expect(allMetadata["mount_matrix_mag"] == "1, 0, 0; 0, 0, 1; 0, -1, 0 (override)")
+            #expect(all.count == 15)
+            #expect(all.allSatisfy { close($0.acceleration?.vector, -accel) })
+            #expect(all.allSatisfy { close($0.rotationRate?.vector, SIMD3(gyro.z, gyro.y, gyro.x)) })
+            #expect(all.allSatisfy { close($0.magneticField?.vector, SIMD3(mag.x, mag.z, -mag.y)) })
+
+            let bad = try Motionctl.run(["stream", "--device", "auto", "--gyro-mount-matrix", "1, 0, 0; 0, 0, 0; 0, 0, 1"])
+            #expect(bad.status == 64)
+            #expect(bad.stderr.contains("--gyro-mount-matrix: "))
+        }
+    }
+
     @Test func streamExplainsAMissingDevice() async throws {
         try await Testbed.run { testbed in
             try testbed.add(.lis3dh())
