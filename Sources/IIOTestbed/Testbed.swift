@@ -25,6 +25,8 @@ public final class Testbed: @unchecked Sendable {
     private let testbed: UnsafeMutablePointer<UMockdevTestbed>
     /// The sysfs paths of the devices added, for removal after the test (the lock makes this single-threaded).
     private var added: [String] = []
+    /// Attribute files made read-only by ``makeReadOnly(_:_:)`` (testbed paths).
+    private var readOnly: [String] = []
     /// The `/dev` nodes this testbed made, by sysfs path: the node's path in the testbed and its pty, if any.
     private var nodes: [String: (name: String, path: String, pty: (master: Int32, slave: Int32)?)] = [:]
 
@@ -164,6 +166,50 @@ public final class Testbed: @unchecked Sendable {
         umockdev_testbed_set_property(testbed, sysfsPath, name, value)
     }
 
+    /// Makes a sysfs attribute of the device at `sysfsPath` read-only for this process, as a kernel attribute
+    /// without a store method is: mode 0444 and, since root ignores modes, the immutable flag (`chattr +i`;
+    /// needs `CAP_LINUX_IMMUTABLE` and a file system that has it, such as ext4 or tmpfs). Cleared when the device
+    /// is removed.
+    ///
+    /// - Throws: ``TestbedError`` when the file stays writable.
+    public func makeReadOnly(_ sysfsPath: String, _ name: String) throws(TestbedError) {
+        let path = rootDirectory + sysfsPath + "/" + name
+        guard chmod(path, 0o444) == 0 else { throw TestbedError("cannot chmod \(path): errno \(errno)") }
+        if geteuid() == 0 { setImmutable(path, true) }
+        readOnly.append(path)
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        if fd >= 0 {
+            close(fd)
+            throw TestbedError(
+                "\(path) stays writable: as root this needs CAP_LINUX_IMMUTABLE and a file system with chattr +i")
+        }
+    }
+
+    /// Sets or clears `FS_IMMUTABLE_FL` (`FS_IOC_GETFLAGS`/`FS_IOC_SETFLAGS`, linux/fs.h); `false` when refused.
+    @discardableResult
+    private func setImmutable(_ path: String, _ on: Bool) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        let getFlags: UInt = 0x8008_6601  // _IOR('f', 1, long)
+        let setFlags: UInt = 0x4008_6602  // _IOW('f', 2, long)
+        let immutable = 0x10  // FS_IMMUTABLE_FL
+        var flags = 0
+        guard ioctl(fd, getFlags, &flags) == 0 else { return false }
+        flags = on ? flags | immutable : flags & ~immutable
+        return ioctl(fd, setFlags, &flags) == 0
+    }
+
+    /// Makes the read-only attributes under `sysfsPath` (all when `nil`) writable again, so they can be removed.
+    private func clearReadOnly(under sysfsPath: String? = nil) {
+        let prefix = sysfsPath.map { rootDirectory + $0 + "/" }
+        for path in readOnly where prefix.map({ path.hasPrefix($0) }) ?? true {
+            if geteuid() == 0 { setImmutable(path, false) }
+            chmod(path, 0o644)
+        }
+        readOnly.removeAll { path in prefix.map { path.hasPrefix($0) } ?? true }
+    }
+
     /// Sends a uevent (`add`, `change`, `remove`) for the device at `sysfsPath` to libudev monitors.
     public func uevent(_ sysfsPath: String, _ action: String) {
         umockdev_testbed_uevent(testbed, sysfsPath, action)
@@ -173,12 +219,14 @@ public final class Testbed: @unchecked Sendable {
     public func remove(_ sysfsPath: String) {
         uevent(sysfsPath, "remove")
         removeNode(for: sysfsPath)
+        clearReadOnly(under: sysfsPath)
         umockdev_testbed_remove_device(testbed, sysfsPath)
         added.removeAll { $0 == sysfsPath }
     }
 
     /// Removes every device still there (no uevents), so the next test starts from an empty testbed.
     private func removeAll() {
+        clearReadOnly()
         for path in added.reversed() {
             removeNode(for: path)
             umockdev_testbed_remove_device(testbed, path)

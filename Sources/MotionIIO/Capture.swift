@@ -354,6 +354,8 @@ final class BufferedReader: SampleReader {
     private let layout: ScanLayout
     private let slots: [Slot]
     private let timestampElement: ScanLayout.Element?
+    /// Nanoseconds added to device timestamps to put them on CLOCK_BOOTTIME (0 when the device stamps on it).
+    private let timestampOffset: Int64
     private let period: Double
     private let timeout: UInt64?
     private let deviceName: String
@@ -385,26 +387,44 @@ final class BufferedReader: SampleReader {
             }
         }
 
-        // Timestamps on CLOCK_BOOTTIME, when the device stamps scans and its clock can be set.
+        // Timestamps on CLOCK_BOOTTIME: the device's, when it stamps scans and its clock is or can be set to
+        // boottime; converted by the offset measured now when its clock is another one that cannot be changed.
         var timestampChannel: ScanChannel?
         var timestamps = CaptureDetails.TimestampSource.readTime
+        var offset: Int64 = 0
         if let channel = support.timestamp {
             let clockPath = device.sysfsPath + "/current_timestamp_clock"
             switch Sysfs.read(clockPath) {
             case .success("boottime"):
                 timestampChannel = channel
-            case .success(let clock):
-                if case .success = Sysfs.write(clockPath, "boottime"), case .success("boottime") = Sysfs.read(clockPath) {
+                timestamps = .deviceTimestamps
+            case .success(let original):
+                let written = Sysfs.write(clockPath, "boottime")
+                let clock = (try? Sysfs.read(clockPath).get()) ?? original
+                let why: String
+                switch written {
+                case .failure(let error): why = "cannot be set to boottime (\(error))"
+                case .success: why = "stays \(clock) when set to boottime"
+                }
+                if clock == "boottime" {
                     timestampChannel = channel
+                    timestamps = .deviceTimestamps
+                } else if let known = TimestampClock(name: clock) {
+                    timestampChannel = channel
+                    offset = known.offsetToBoottime()
+                    timestamps = .convertedDeviceTimestamps(clock: clock, offset: Double(offset) * 1e-9)
+                    warnings.append(
+                        "current_timestamp_clock is \(clock) and \(why); converting its timestamps by the \(clock) → "
+                            + "boottime offset measured at start, \(formatDecimal(Double(offset) * 1e-9)) s")
                 } else {
                     warnings.append(
-                        "current_timestamp_clock is \(clock) and cannot be set to boottime; stamping batches at read time")
+                        "current_timestamp_clock is \(clock), an unknown clock, and \(why); stamping batches at read time")
                 }
             case .failure:
                 warnings.append("no current_timestamp_clock (kernel before 4.5?); stamping batches at read time")
             }
-            if timestampChannel != nil { timestamps = .deviceTimestamps }
         }
+        timestampOffset = offset
 
         let frequency = try DeviceSetup.configureRate(source, rate: configuration.rate, warnings: &warnings)
         let rate = frequency ?? configuration.rate ?? 100
@@ -555,7 +575,7 @@ final class BufferedReader: SampleReader {
             }
         }
         if let element = timestampElement {
-            sample.timestamp = Double(element.type.decode(scan, at: element.offset)) * 1e-9
+            sample.timestamp = Double(element.type.decode(scan, at: element.offset) &+ timestampOffset) * 1e-9
         }
         return sample
     }

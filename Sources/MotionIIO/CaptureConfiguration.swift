@@ -155,16 +155,23 @@ public struct CaptureDetails: Hashable, Sendable {
     public enum TimestampSource: Hashable, Sendable, CustomStringConvertible {
         /// The device's `in_timestamp` channel, on `current_timestamp_clock` = `boottime`.
         case deviceTimestamps
+        /// The device's `in_timestamp` channel on another clock (`clock`, such as `realtime`, because
+        /// `current_timestamp_clock` cannot be set to `boottime`), moved to `CLOCK_BOOTTIME` by adding `offset`
+        /// seconds (boottime − clock), measured with `clock_gettime` when the capture started.
+        case convertedDeviceTimestamps(clock: String, offset: Double)
         /// `CLOCK_BOOTTIME` read when each batch arrives, the batch spread back at the sampling period
-        /// (the device has no timestamp channel, or its clock could not be set to boottime).
+        /// (the device has no timestamp channel, or its clock is an unknown one that cannot be set to boottime).
         case readTime
         /// `CLOCK_BOOTTIME` read at each poll.
         case pollTime
 
-        /// `device (boottime)`, `read time (boottime)` or `poll time (boottime)`.
+        /// `device (boottime)`, `device (realtime, converted to boottime by +… s measured at start)`,
+        /// `read time (boottime)` or `poll time (boottime)`.
         public var description: String {
             switch self {
             case .deviceTimestamps: "device (boottime)"
+            case .convertedDeviceTimestamps(let clock, let offset):
+                "device (\(clock), converted to boottime by \(offset < 0 ? "" : "+")\(formatDecimal(offset)) s measured at start)"
             case .readTime: "read time (boottime)"
             case .pollTime: "poll time (boottime)"
             }

@@ -211,6 +211,49 @@ struct CaptureTests {
         }
     }
 
+    /// A device whose current_timestamp_clock is read-only and not boottime: its timestamps are converted to
+    /// CLOCK_BOOTTIME by the offset measured at start (boottime − that clock), keeping their spacing exactly.
+    @Test(arguments: ["realtime", "monotonic"])
+    func convertsTimestampsOfAClockThatCannotBeSet(clock: String) async throws {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.lis3dh()
+            device.set("current_timestamp_clock", clock)
+            let path = try testbed.add(device)
+            try testbed.makeReadOnly(path, "current_timestamp_clock")
+            let id = clock == "realtime" ? CLOCK_REALTIME : CLOCK_MONOTONIC
+
+            // The offset brackets the capture's measurement (the two clocks advance together meanwhile).
+            let offsetBefore = nanoseconds(CLOCK_BOOTTIME) - nanoseconds(id)
+            let capture = try IIOCapture(sources: try sources(), configuration: .init(rate: 100))
+            let offsetAfter = nanoseconds(CLOCK_BOOTTIME) - nanoseconds(id)
+            defer { capture.close() }
+            #expect(testbed.attribute(path, "current_timestamp_clock") == clock)  // the write was refused
+            let details = try #require(capture.details.first)
+            guard case .convertedDeviceTimestamps(clock, let offset) = details.timestamps else {
+                Issue.record("timestamps: \(details.timestamps)")
+                return
+            }
+            #expect(offset * 1e9 >= Double(min(offsetBefore, offsetAfter)) - 1e3)
+            #expect(offset * 1e9 <= Double(max(offsetBefore, offsetAfter)) + 1e3)
+            #expect(details.timestamps.description.hasPrefix("device (\(clock), converted to boottime by "))
+            #expect(details.warnings.contains { $0.contains("converting its timestamps") })
+            #expect(testbed.attribute(path, "scan_elements/in_timestamp_en") == "1")
+
+            // Scans stamped on the device's clock, 10 ms apart from now on.
+            let start = nanoseconds(id)
+            let rows = (0..<10).map { i in [Int64(i % 3), -1024, 0, start + Int64(i) * 10_000_000] }
+            try testbed.feed("/dev/iio:device0", lis3dhEncoder.encode(rows: rows))
+            var samples: [MotionSample] = []
+            while samples.count < 10 { samples += try await capture.next() }
+            for (i, sample) in samples.enumerated() {
+                let onClock = Double(start + Int64(i) * 10_000_000) * 1e-9
+                #expect(sample.timestamp >= onClock + Double(min(offsetBefore, offsetAfter)) * 1e-9 - 1e-6)
+                #expect(sample.timestamp <= onClock + Double(max(offsetBefore, offsetAfter)) * 1e-9 + 1e-6)
+            }
+            #expect(zip(samples, samples.dropFirst()).allSatisfy { abs($1.timestamp - $0.timestamp - 0.01) < 1e-6 })
+        }
+    }
+
     /// Polled fallback: no device node; `(raw + offset) × scale` per axis, a fixed grid at the rate.
     @Test func pollsRawAttributesWithOffsetAndScale() async throws {
         try await Testbed.run { testbed in
@@ -368,4 +411,10 @@ func boottime() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_BOOTTIME, &now)
     return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+}
+
+func nanoseconds(_ clock: clockid_t) -> Int64 {
+    var now = timespec()
+    clock_gettime(clock, &now)
+    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
 }
