@@ -102,8 +102,11 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     // Bias estimation (Kalman filter in rad/s).
     @usableFromInline var bias: Vector = .zero
     @usableFromInline var biasCovariance: SymmetricMatrix3<Scalar>
-    @usableFromInline var rotationLowPass = ButterworthLowPass<SIMD8<Scalar>>()
-    @usableFromInline var rotationAndBiasLowPass = ButterworthLowPass<SIMD4<Scalar>>()
+    // Low-passes of the rotation matrix's columns, each with one component of the earth-frame bias (x, y, 0) as
+    // fourth lane.
+    @usableFromInline var rotationLowPass0 = ButterworthLowPass<SIMD4<Scalar>>()
+    @usableFromInline var rotationLowPass1 = ButterworthLowPass<SIMD4<Scalar>>()
+    @usableFromInline var rotationLowPass2 = ButterworthLowPass<SIMD4<Scalar>>()
     @usableFromInline var biasCoefficients: ButterworthCoefficients<Scalar>
     // Inclination corrections (rad, about earth x and y) and time (s) since the last bias update.
     @usableFromInline var pendingCorrection: SIMD2<Scalar> = .zero
@@ -208,7 +211,9 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
             let deviation = omega - mean
             let threshold = Scalar(configuration.restRotationRateThreshold)
             let limit = Scalar(configuration.biasLimit)
-            if (deviation * deviation).sum() >= threshold * threshold || max(-mean.min(), mean.max()) > limit {
+            // The mean beyond the bias limit on any axis: max(−min, max) > limit, without SIMD's NaN-aware min and max.
+            if (deviation * deviation).sum() >= threshold * threshold
+                || mean.x.magnitude > limit || mean.y.magnitude > limit || mean.z.magnitude > limit {
                 restTime = 0
                 isRestingState = false
             }
@@ -259,7 +264,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
 
         if configuration.estimatesBiasAtRest {
             restCoefficients.update(interval: dt)
-            let mean = restAcceleration.update(specificForce, interval: dt, coefficients: restCoefficients)
+            let mean = restAcceleration.filter(specificForce, interval: dt, coefficients: restCoefficients)
             let deviation = specificForce - mean
             let threshold = Scalar(configuration.restAccelerationThreshold)
             if (deviation * deviation).sum() >= threshold * threshold {
@@ -273,9 +278,9 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
 
         accelerationCoefficients.update(interval: dt)
         let inertial = gyroscopeQuaternion.act(on: specificForce)
-        let filtered = inertialAcceleration.update(inertial, interval: dt, coefficients: accelerationCoefficients)
+        let filtered = inertialAcceleration.filter(inertial, interval: dt, coefficients: accelerationCoefficients)
         let earth = inclinationQuaternion.act(on: filtered).normalizedOrZ
-        inclinationQuaternion = Self.renormalized(Self.correction(towardsUp: earth) * inclinationQuaternion)
+        inclinationQuaternion = Self.renormalized(Self.correcting(inclinationQuaternion, towardsUp: earth))
 
         if configuration.estimatesBiasInMotion || configuration.estimatesBiasAtRest {
             pendingCorrection += SIMD2(-earth.y, earth.x)
@@ -296,49 +301,57 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         return Quaternion(w: w, x: v.y / (2 * w), y: -v.x / (2 * w), z: 0)
     }
 
-    @inlinable
+    /// `correction(towardsUp: v) * q`, with the products by the correction's zero z component left out (they
+    /// add exact zeros).
+    @inlinable @inline(__always)
+    static func correcting(_ q: Quaternion<Scalar>, towardsUp v: Vector) -> Quaternion<Scalar> {
+        let c = correction(towardsUp: v)
+        return Quaternion(
+            w: c.w * q.w - c.x * q.x - c.y * q.y,
+            x: c.w * q.x + c.x * q.w + c.y * q.z,
+            y: c.w * q.y - c.x * q.z + c.y * q.w,
+            z: c.w * q.z + c.x * q.y - c.y * q.x)
+    }
+
     /// One Kalman update of the bias from the inclination corrections applied over the last `dt` seconds.
+    @inlinable
     mutating func updateBias(correction: SIMD2<Scalar>, interval dt: Double) {
         biasCoefficients.update(interval: dt)
         let limit = Scalar(configuration.biasLimit)
-        let rotation = Matrix3(rotation: Self.renormalized(inclinationQuaternion * gyroscopeQuaternion))
+        let m = Self.renormalized(inclinationQuaternion * gyroscopeQuaternion).rotationMatrix
         // Low-pass the rotation matrix and the earth-frame bias (x, y) with the accelerometer's filter, so that
-        // the bias model sees the same delay as the inclination corrections. Packed as 8 + 4 lanes.
-        let earthBias = SIMD2((rotation.r0 * bias).sum(), (rotation.r1 * bias).sum())
-        let r8 = rotationLowPass.update(
-            SIMD8(rotation.r0.x, rotation.r0.y, rotation.r0.z, rotation.r1.x, rotation.r1.y, rotation.r1.z,
-                  rotation.r2.x, rotation.r2.y),
-            interval: dt, coefficients: biasCoefficients)
-        let r4 = rotationAndBiasLowPass.update(
-            SIMD4(rotation.r2.z, earthBias.x, earthBias.y, 0), interval: dt, coefficients: biasCoefficients)
-        let filteredRotation = Matrix3(
-            rows: SIMD3(r8[0], r8[1], r8[2]), SIMD3(r8[3], r8[4], r8[5]), SIMD3(r8[6], r8[7], r4[0]))
+        // the bias model sees the same delay as the inclination corrections. Column-wise: column j of the matrix
+        // with the j-th component of R·bias.
+        let r0 = SIMD3(m.m11, m.m21, m.m31), r1 = SIMD3(m.m12, m.m22, m.m32), r2 = SIMD3(m.m13, m.m23, m.m33)
+        let earthBias = r0 * bias.x + r1 * bias.y + r2 * bias.z
+        let f0 = rotationLowPass0.filter(SIMD4(r0, earthBias.x), interval: dt, coefficients: biasCoefficients)
+        let f1 = rotationLowPass1.filter(SIMD4(r1, earthBias.y), interval: dt, coefficients: biasCoefficients)
+        let f2 = rotationLowPass2.filter(SIMD4(r2, 0), interval: dt, coefficients: biasCoefficients)
 
         // Process noise: the variance grows back to (0.1 °/s)² over the forgetting time.
         let v = Scalar((0.1 * Double.pi / 180) * (0.1 * Double.pi / 180) * dt / configuration.biasForgettingTime)
         let p0 = Scalar(configuration.initialBiasUncertainty * configuration.initialBiasUncertainty)
         if biasCovariance.xx < p0 {
-            biasCovariance.xx += v
-            biasCovariance.yy += v
-            biasCovariance.zz += v
+            biasCovariance.addDiagonal(v)
         }
 
-        let h: Matrix3<Scalar>
+        // The measurement matrix H by columns.
+        let h0: Vector, h1: Vector, h2: Vector
         var e: Vector
         var w: Vector
         if isRestingState && configuration.estimatesBiasAtRest {
             e = restRotationRate.output - bias
-            h = .identity
+            (h0, h1, h2) = (Vector(1, 0, 0), Vector(0, 1, 0), Vector(0, 0, 1))
             let p = Scalar(configuration.biasUncertaintyAtRest * configuration.biasUncertaintyAtRest)
             w = Vector(repeating: p * p / v + p)
         } else if configuration.estimatesBiasInMotion {
             let rate = Scalar(1 / dt)
-            let predicted = filteredRotation * bias
+            (h0, h1, h2) = (Vector(f0.x, f0.y, f0.z), Vector(f1.x, f1.y, f1.z), Vector(f2.x, f2.y, f2.z))
+            let predicted = h0 * bias.x + h1 * bias.y + h2 * bias.z
             e = Vector(
-                correction.x * rate + r4[1] - predicted.x,
-                correction.y * rate + r4[2] - predicted.y,
+                correction.x * rate + f0.w - predicted.x,
+                correction.y * rate + f1.w - predicted.y,
                 -predicted.z)
-            h = filteredRotation
             let p = Scalar(configuration.biasUncertaintyInMotion * configuration.biasUncertaintyInMotion)
             let horizontal = p * p / v + p
             w = Vector(horizontal, horizontal, horizontal / Scalar(max(configuration.verticalBiasForgettingFactor, 1e-10)))
@@ -346,7 +359,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
             return
         }
         e = Self.clamped(e, limit: limit)
-        guard let change = biasCovariance.kalmanUpdate(h0: h.r0, h.r1, h.r2, innovation: e, noise: w) else { return }
+        guard let change = biasCovariance.kalmanUpdate(columns: h0, h1, h2, innovation: e, noise: w) else { return }
         bias += change
         bias = Self.clamped(bias, limit: limit)
     }

@@ -21,9 +21,15 @@ struct ButterworthCoefficients<Scalar: MotionScalar>: Sendable {
     }
 
     /// Recomputes the coefficients when `dt` differs from the last interval by more than 1 part in 10⁶.
-    @inlinable
+    /// The check is inlined; the rare recomputation is not, so that callers need not save registers around it.
+    @inlinable @inline(__always)
     mutating func update(interval dt: Double) {
         guard abs(dt - interval) > 1e-6 * dt else { return }
+        recompute(interval: dt)
+    }
+
+    @inlinable @inline(never)
+    mutating func recompute(interval dt: Double) {
         interval = dt
         let fc = 2.0.squareRoot() / (2 * Double.pi * tau)
         let c = Double.tan(Double.pi * fc * dt)
@@ -46,31 +52,43 @@ struct ButterworthLowPass<Vector: SIMD & Sendable>: Sendable where Vector.Scalar
     /// Accumulated input time during the running-mean phase, in seconds; negative once filtering.
     @usableFromInline var warmUpTime: Double = 0
     @usableFromInline var warmUpCount: Scalar = 0
+    /// The last output of ``update(_:interval:coefficients:)`` (``filter(_:interval:coefficients:)`` leaves it).
     @usableFromInline var output: Vector = .zero
 
     @inlinable
     init() {}
 
+    /// Filters `x` and keeps the result in ``output``.
     @inlinable @inline(__always)
     mutating func update(_ x: Vector, interval dt: Double, coefficients k: ButterworthCoefficients<Scalar>) -> Vector {
-        if warmUpTime >= 0 {
-            warmUpCount += 1
-            state0 += x  // the running sum while warming up
-            warmUpTime += dt
-            output = state0 / warmUpCount
-            if warmUpTime >= k.tau {
-                let mean = output
-                state0 = mean * (1 - k.b0)
-                state1 = mean * (k.b0 - k.a2)
-                warmUpTime = -1
-            }
-            return output
-        }
+        let y = filter(x, interval: dt, coefficients: k)
+        output = y
+        return y
+    }
+
+    /// Filters `x` and returns the result only.
+    @inlinable @inline(__always)
+    mutating func filter(_ x: Vector, interval dt: Double, coefficients k: ButterworthCoefficients<Scalar>) -> Vector {
+        if warmUpTime >= 0 { return warmUp(x, interval: dt, coefficients: k) }
         let b0 = k.b0
         let y = b0 * x + state0
         state0 = (2 * b0) * x - k.a1 * y + state1
         state1 = b0 * x - k.a2 * y
-        output = y
         return y
+    }
+
+    /// The running-mean phase: the first τ seconds.
+    @inlinable @inline(__always)
+    mutating func warmUp(_ x: Vector, interval dt: Double, coefficients k: ButterworthCoefficients<Scalar>) -> Vector {
+        warmUpCount += 1
+        state0 += x  // the running sum while warming up
+        warmUpTime += dt
+        let mean = state0 / warmUpCount
+        if warmUpTime >= k.tau {
+            state0 = mean * (1 - k.b0)
+            state1 = mean * (k.b0 - k.a2)
+            warmUpTime = -1
+        }
+        return mean
     }
 }
