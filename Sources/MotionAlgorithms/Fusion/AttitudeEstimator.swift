@@ -90,6 +90,10 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     @usableFromInline var inclinationQuaternion = Quaternion<Scalar>.identity
     // Heading of the 9D frame (x magnetic north, y west, z up) relative to the 6D frame, rad.
     @usableFromInline var headingOffset: Scalar = 0
+    // `renormalized(inclinationQuaternion * gyroscopeQuaternion)` when `isAttitude6DCurrent`: the bias update
+    // computes it, the magnetometer and ``quaternion6D`` reuse it.
+    @usableFromInline var attitude6D = Quaternion<Scalar>.identity
+    @usableFromInline var isAttitude6DCurrent = true
 
     @usableFromInline var lastTimestamp: Double?
     @usableFromInline var lastAccelerometerTimestamp: Double?
@@ -97,7 +101,6 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
 
     @usableFromInline var accelerationCoefficients: ButterworthCoefficients<Scalar>
     @usableFromInline var inertialAcceleration = ButterworthLowPass<Vector>()
-    @usableFromInline var lastSpecificForce: Vector = .zero
 
     // Bias estimation (Kalman filter in rad/s).
     @usableFromInline var bias: Vector = .zero
@@ -130,6 +133,10 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     @usableFromInline var isMagneticallyDisturbedState = false
     @usableFromInline var magneticInitialGain: Scalar = 1
     @usableFromInline var hasMagneticHeading = false
+    // The gains `1 − exp(−dt/τ)` of the reference (x) and heading (y) filters for the interval
+    // `magneticGainInterval` (s), reused while the interval repeats exactly.
+    @usableFromInline var magneticGains: SIMD2<Scalar> = .zero
+    @usableFromInline var magneticGainInterval: Double = -1
 
     /// Creates an estimator at the identity attitude with zero bias.
     public init(configuration: AttitudeEstimatorConfiguration = .init()) {
@@ -146,7 +153,9 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
 
     /// Device → 6D earth frame (z up, x arbitrary but fixed): the `xArbitraryZVertical` attitude.
     @inlinable
-    public var quaternion6D: Quaternion<Scalar> { Self.renormalized(inclinationQuaternion * gyroscopeQuaternion) }
+    public var quaternion6D: Quaternion<Scalar> {
+        isAttitude6DCurrent ? attitude6D : Self.renormalized(inclinationQuaternion * gyroscopeQuaternion)
+    }
 
     /// Device → north–west–up frame (x magnetic north): the `xMagneticNorthZVertical` attitude. Equal to the 6D
     /// attitude turned about the vertical by ``headingCorrection``.
@@ -221,6 +230,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
 
         let step = Self.exponential((omega - bias) * Scalar(dt))
         gyroscopeQuaternion = Self.renormalized(gyroscopeQuaternion * step)
+        isAttitude6DCurrent = false
     }
 
     /// The unit quaternion of the rotation vector `v` (radians): `exp(v/2)`. Below 0.05 rad the series
@@ -254,10 +264,10 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         let first = lastAccelerometerTimestamp == nil
         let dt = first ? 0 : Self.interval(since: lastAccelerometerTimestamp, to: timestamp)
         lastAccelerometerTimestamp = timestamp
-        lastSpecificForce = specificForce
         if first {
             // Start level: align the vertical with the first reading.
             inclinationQuaternion = Self.correction(towardsUp: gyroscopeQuaternion.act(on: specificForce).normalizedOrZ)
+            isAttitude6DCurrent = false
             return
         }
         guard dt > 0 else { return }
@@ -281,6 +291,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         let filtered = inertialAcceleration.filter(inertial, interval: dt, coefficients: accelerationCoefficients)
         let earth = inclinationQuaternion.act(on: filtered).normalizedOrZ
         inclinationQuaternion = Self.renormalized(Self.correcting(inclinationQuaternion, towardsUp: earth))
+        isAttitude6DCurrent = false
 
         if configuration.estimatesBiasInMotion || configuration.estimatesBiasAtRest {
             pendingCorrection += SIMD2(-earth.y, earth.x)
@@ -318,7 +329,9 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     mutating func updateBias(correction: SIMD2<Scalar>, interval dt: Double) {
         biasCoefficients.update(interval: dt)
         let limit = Scalar(configuration.biasLimit)
-        let m = Self.renormalized(inclinationQuaternion * gyroscopeQuaternion).rotationMatrix
+        attitude6D = Self.renormalized(inclinationQuaternion * gyroscopeQuaternion)
+        isAttitude6DCurrent = true
+        let m = attitude6D.rotationMatrix
         // Low-pass the rotation matrix and the earth-frame bias (x, y) with the accelerometer's filter, so that
         // the bias model sees the same delay as the inclination corrections. Column-wise: column j of the matrix
         // with the j-th component of R·bias.
@@ -371,14 +384,21 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         let dt = first ? 0 : Self.interval(since: lastMagnetometerTimestamp, to: timestamp)
         lastMagnetometerTimestamp = timestamp
         guard first || dt > 0 else { return }
-        let earth = Self.renormalized(inclinationQuaternion * gyroscopeQuaternion).act(on: field)
+        let attitude = isAttitude6DCurrent ? attitude6D : Self.renormalized(inclinationQuaternion * gyroscopeQuaternion)
+        let earth = attitude.act(on: field)
+        if !first && dt != magneticGainInterval {
+            magneticGainInterval = dt
+            magneticGains = SIMD2(
+                Scalar(-Double.expMinusOne(-dt / configuration.magneticReferenceTimeConstant)),
+                Scalar(-Double.expMinusOne(-dt / configuration.magnetometerTimeConstant)))
+        }
 
         if configuration.rejectsMagneticDisturbances && !first {
             let strength = (earth * earth).sum().squareRoot()
             let dip = -Scalar.asin(earth.z / strength)
             magneticCoefficients.update(interval: dt)
             let current = magneticStrengthAndDip.update(SIMD2(strength, dip), interval: dt, coefficients: magneticCoefficients)
-            let referenceGain = Scalar(-Double.expMinusOne(-dt / configuration.magneticReferenceTimeConstant))
+            let referenceGain = magneticGains.x
             let strengthThreshold = Scalar(configuration.magneticStrengthThreshold)
             let dipThreshold = Scalar(configuration.magneticDipThreshold)
 
@@ -419,7 +439,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         // Heading disagreement: the angle of the horizontal field in the 9D frame (0 when it points along x).
         var disagreement = Scalar.atan2(y: earth.y, x: earth.x) + headingOffset
         disagreement = Self.wrapped(disagreement)
-        var gain = first ? 1 : Scalar(-Double.expMinusOne(-dt / configuration.magnetometerTimeConstant))
+        var gain = first ? 1 : magneticGains.y
         if configuration.rejectsMagneticDisturbances && !first {
             if isMagneticallyDisturbedState {
                 if magneticRejectionTime <= configuration.magneticMaximumRejectionTime {
