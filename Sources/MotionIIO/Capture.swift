@@ -357,10 +357,13 @@ final class BufferedReader: SampleReader {
     /// Nanoseconds added to device timestamps to put them on CLOCK_BOOTTIME (0 when the device stamps on it).
     private let timestampOffset: Int64
     private let period: Double
+    /// Bytes one refill reads at most: the buffer's scans (the batch) × the scan size.
+    private let bufferBytes: Int
     private let timeout: UInt64?
     private let deviceName: String
     private let node: String
     private var carry: [UInt8] = []
+    private var answersFIONREAD = true
     private var lastTimestamp = -Double.infinity
 
     var pendingBytes: Int { carry.count }
@@ -474,6 +477,7 @@ final class BufferedReader: SampleReader {
         context = try IIOContextHandle()
         let enabled = channelIDs + (timestampChannel.map { [$0.id] } ?? [])
         buffer = try context.openBuffer(deviceID: device.id, channels: enabled, samples: batch, node: node)
+        bufferBytes = batch * layout.scanSize
         let fd = iioBufferPollFD(buffer!)
         pollFD = fd >= 0 ? fd : nil
         timeout = configuration.timeout.map { UInt64($0 * 1e9) }
@@ -490,27 +494,54 @@ final class BufferedReader: SampleReader {
     func close() {
         guard let buffer else { return }
         self.buffer = nil
+        if let pollFD { Reactor.shared.forget(pollFD) }
         iioBufferDestroy(buffer)
     }
 
     func read(readable: Bool, now: UInt64) throws(MotionError) -> [MotionSample] {
         guard let buffer else { throw MotionError(.cancelled, "the capture is closed") }
-        let bytes: UnsafeRawBufferPointer
-        switch iioBufferRefill(buffer) {
-        case .success(let data):
-            bytes = data
-        case .failure(let error) where error.rawValue == EAGAIN:
-            if let timeout, let deadline = nextDeadline, deadline <= now {
-                throw MotionError(
-                    .ioFailure, "\(deviceName) delivered no data for \(Double(timeout) / 1e9) s",
-                    at: .init(file: node), underlying: IIOReadError(.timeout, device: details.device.id))
+        // The reactor waits for edges (new data), so read until the device has no more: a refill that fills
+        // the buffer may have left some (libiio stops at the buffer size, otherwise at EAGAIN).
+        var samples: [MotionSample] = []
+        for _ in 0..<16 {
+            let bytes: UnsafeRawBufferPointer
+            switch iioBufferRefill(buffer) {
+            case .success(let data):
+                bytes = data
+            case .failure(let error) where error.rawValue == EAGAIN:
+                if samples.isEmpty, let timeout, let deadline = nextDeadline, deadline <= now {
+                    throw MotionError(
+                        .ioFailure, "\(deviceName) delivered no data for \(Double(timeout) / 1e9) s",
+                        at: .init(file: node), underlying: IIOReadError(.timeout, device: details.device.id))
+                }
+                return samples
+            case .failure(let error):
+                guard samples.isEmpty else {
+                    // Deliver what was read; the error comes again at the next read.
+                    if let pollFD { Reactor.shared.markReadable(pollFD) }
+                    return samples
+                }
+                throw readFailure(error)
             }
-            return []
-        case .failure(let error):
-            throw readFailure(error)
+            if let timeout { nextDeadline = now + timeout }
+            samples += decode(bytes)
+            if bytes.count < bufferBytes || !mayHaveMore() { return samples }
         }
-        if let timeout { nextDeadline = now + timeout }
-        return decode(bytes)
+        if let pollFD { Reactor.shared.markReadable(pollFD) }  // 16 full buffers: let the others have a turn
+        return samples
+    }
+
+    /// Whether bytes may be left after a refill that filled the buffer: `FIONREAD` where the node answers it
+    /// (a pty; an IIO node does not, and a refill that finds nothing returns `EAGAIN` at once). A pty read that
+    /// finds nothing waits for the tty's worker thread, an extra wake-up.
+    private func mayHaveMore() -> Bool {
+        guard answersFIONREAD, let pollFD else { return true }
+        var queued: Int32 = 0
+        guard ioctl(pollFD, UInt(FIONREAD), &queued) == 0 else {
+            answersFIONREAD = false
+            return true
+        }
+        return queued > 0
     }
 
     private func readFailure(_ error: SystemErrno) -> MotionError {

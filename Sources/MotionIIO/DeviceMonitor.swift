@@ -30,6 +30,7 @@ final class UdevMonitor {
     }
 
     deinit {
+        Reactor.shared.forget(fileDescriptor)
         udev_monitor_unref(pointer)
     }
 

@@ -13,9 +13,15 @@ import Glibc
 /// The thread blocks in `epoll_wait` and wakes only when a registered descriptor is ready, a deadline passes,
 /// or a new wait is registered.
 ///
-/// Each wait registers its descriptors with `EPOLLONESHOT` and removes them when it ends. A descriptor that
-/// epoll cannot watch (a regular file, `EPERM`) counts as readable at once, as `poll(2)` would say.
-/// A descriptor may be in only one wait at a time.
+/// A descriptor is registered once, edge-triggered (`EPOLLET`), at its first wait, and stays registered until
+/// ``forget(_:)``, which its owner must call before closing it. An edge seen while nobody waits on the
+/// descriptor is remembered, so the next wait returns at once. Because edges only come with new data, a reader
+/// must read until `EAGAIN` or a short read, or call ``markReadable(_:)`` when it stops early. (Registering it at
+/// every wait makes the kernel poll it each time, and a pty with no input waits there for the tty's worker
+/// thread: a second wake-up in about 1 batch of 10 at 100 Hz, `Docs/Performance.md`.)
+///
+/// A descriptor that epoll cannot watch (a regular file, `EPERM`) counts as readable at once, as `poll(2)`
+/// would say. A descriptor may be in only one wait at a time.
 ///
 /// The reactor is also a `TaskExecutor`: a task that prefers it (``IIOCapture/executor``) runs its jobs on the
 /// reactor thread, so when data arrives that one thread wakes, resumes the task and runs it until its next
@@ -30,9 +36,16 @@ final class Reactor: TaskExecutor, Sendable {
         var ready: [Int32] = []
     }
 
+    /// A registered descriptor: who waits on it, and whether an edge came while nobody did.
+    private struct Registration {
+        var waiter: UInt64?
+        var pendingEdge = false
+    }
+
     private struct State {
         var nextToken: UInt64 = 1
         var waiters: [UInt64: Waiter] = [:]
+        var registered: [Int32: Registration] = [:]
         var cancelledEarly: Set<UInt64> = []
         var jobs: [UnownedJob] = []
         var thread: pthread_t?
@@ -78,6 +91,7 @@ final class Reactor: TaskExecutor, Sendable {
     ) {
         enum Outcome {
             case waiting
+            case waitingWithDeadline
             case ready([Int32])
             case cancelled
             case failed(Int32)
@@ -85,31 +99,42 @@ final class Reactor: TaskExecutor, Sendable {
         let outcome: Outcome = state.withLock { state in
             if state.cancelledEarly.remove(token) != nil { return .cancelled }
             var immediatelyReady: [Int32] = []
-            var registered: [Int32] = []
+            var watched: [Int32] = []
             for fd in fds {
-                var event = epoll_event()
-                event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLONESHOT.rawValue
-                event.data.u64 = token << 32 | UInt64(UInt32(bitPattern: fd))
-                if epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 {
-                    registered.append(fd)
-                } else if errno == EPERM {
-                    immediatelyReady.append(fd)  // a regular file: always readable
+                if state.registered[fd] == nil {
+                    var event = epoll_event()
+                    event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
+                    event.data.u64 = UInt64(UInt32(bitPattern: fd)) + 1  // 0 is the wake-up eventfd
+                    if epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 {
+                        state.registered[fd] = Registration()
+                    } else if errno == EPERM {
+                        immediatelyReady.append(fd)  // a regular file: always readable
+                        continue
+                    } else {
+                        return .failed(errno)
+                    }
+                }
+                if state.registered[fd]!.pendingEdge {
+                    state.registered[fd]!.pendingEdge = false
+                    immediatelyReady.append(fd)
                 } else {
-                    let code = errno
-                    for fd in registered { epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil) }
-                    return .failed(code)
+                    watched.append(fd)
                 }
             }
             if !immediatelyReady.isEmpty || (deadline.map { $0 <= monotonicNanoseconds() } ?? false) {
-                for fd in registered { epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil) }
                 return .ready(immediatelyReady)
             }
-            state.waiters[token] = Waiter(fds: registered, deadline: deadline, continuation: continuation)
-            return .waiting
+            for fd in watched { state.registered[fd]!.waiter = token }
+            state.waiters[token] = Waiter(fds: watched, deadline: deadline, continuation: continuation)
+            // From the reactor thread itself, the loop recomputes its timeout before blocking again.
+            let onReactorThread = state.thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+            return deadline != nil && !onReactorThread ? .waitingWithDeadline : .waiting
         }
         switch outcome {
         case .waiting:
-            if deadline != nil { wakeThread() }  // the thread recomputes its timeout
+            break
+        case .waitingWithDeadline:
+            wakeThread()  // the thread recomputes its timeout
         case .ready(let fds):
             continuation.resume(returning: fds)
         case .cancelled:
@@ -125,10 +150,26 @@ final class Reactor: TaskExecutor, Sendable {
                 state.cancelledEarly.insert(token)
                 return nil
             }
-            for fd in waiter.fds { epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil) }
+            for fd in waiter.fds where state.registered[fd]?.waiter == token { state.registered[fd]!.waiter = nil }
             return waiter
         }
         waiter?.continuation.resume(throwing: CancellationError())
+    }
+
+    /// Stops watching `fd`; call it before closing the descriptor (its number may be reused).
+    func forget(_ fd: Int32) {
+        state.withLock { state in
+            guard state.registered.removeValue(forKey: fd) != nil else { return }
+            epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+        }
+    }
+
+    /// Makes the next wait on `fd` return at once: for a reader that stopped before `EAGAIN` (no new edge would
+    /// come for the data it left).
+    func markReadable(_ fd: Int32) {
+        state.withLock { state in
+            if state.registered[fd] != nil { state.registered[fd]!.pendingEdge = true }
+        }
     }
 
     /// Runs `job` on the reactor thread (TaskExecutor). From the reactor thread itself (a task resumed by it)
@@ -174,18 +215,23 @@ final class Reactor: TaskExecutor, Sendable {
             state.withLock { state in
                 for i in 0..<max(Int(count), 0) {
                     let data = events[i].data.u64
-                    let token = data >> 32
-                    if token == 0 {
+                    if data == 0 {
                         var value: UInt64 = 0
                         _ = read(wakeFD, &value, 8)
                         continue
                     }
-                    state.waiters[token]?.ready.append(Int32(bitPattern: UInt32(truncatingIfNeeded: data)))
+                    let fd = Int32(bitPattern: UInt32(truncatingIfNeeded: data - 1))
+                    guard let registration = state.registered[fd] else { continue }
+                    if let token = registration.waiter, state.waiters[token] != nil {
+                        state.waiters[token]!.ready.append(fd)
+                    } else {
+                        state.registered[fd]!.pendingEdge = true  // nobody waits: remembered for the next wait
+                    }
                 }
                 let now = monotonicNanoseconds()
                 for (token, waiter) in state.waiters where !waiter.ready.isEmpty || (waiter.deadline ?? .max) <= now {
                     state.waiters[token] = nil
-                    for fd in waiter.fds { epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil) }
+                    for fd in waiter.fds where state.registered[fd]?.waiter == token { state.registered[fd]!.waiter = nil }
                     finished.append((waiter.continuation, waiter.ready))
                 }
             }

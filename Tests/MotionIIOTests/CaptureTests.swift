@@ -117,6 +117,32 @@ struct CaptureTests {
         }
     }
 
+    /// The reactor watches a node edge-triggered (one registration per descriptor, not one per wait): a backlog
+    /// larger than the buffer (5 scans at 100 Hz) is read to the end without new data, data that arrives while
+    /// nobody waits is not missed, and a new capture whose node reuses the closed one's descriptor number works.
+    @Test(.timeLimit(.minutes(1))) func readsBacklogsAndDataThatCameWhileNotWaiting() async throws {
+        try await Testbed.run { testbed in
+            try testbed.add(.lis3dh())
+            let bytes = lis3dhEncoder.encode(rows: fixtureRows(40))
+            var capture = try IIOCapture(sources: try sources(), configuration: .init(rate: 100))
+            #expect(capture.details.first?.batchSize == 5)
+            try testbed.feed("/dev/iio:device0", Array(bytes[0..<23 * 16]))  // 4.6 buffers, one edge
+            var received: [MotionSample] = []
+            while received.count < 23 { received += try await capture.next() }
+            try testbed.feed("/dev/iio:device0", Array(bytes[23 * 16..<30 * 16]))  // nobody is waiting
+            try await Task.sleep(for: .milliseconds(50))
+            while received.count < 30 { received += try await capture.next() }
+            capture.close()
+
+            capture = try IIOCapture(sources: try sources(), configuration: .init(rate: 100))
+            try testbed.feed("/dev/iio:device0", Array(bytes[(30 * 16)...]))
+            while received.count < 40 { received += try await capture.next() }
+            capture.close()
+            #expect(received.count == 40)
+            #expect(received.enumerated().allSatisfy { i, s in abs(s.timestamp - (1 + Double(i) * 0.01)) < 1e-12 })
+        }
+    }
+
     /// A device that goes away in the middle of a scan is a typed truncated-scan error. (libiio drops a
     /// partial read that ends in an error, so the pty delivers 2 scans and 11 bytes, then the device is removed,
     /// which closes the pty as unbinding a driver would.)
