@@ -19,11 +19,13 @@ let package = Package(
         .library(name: "MotionTrace", targets: ["MotionTrace"]),
         .library(name: "MotionIIO", targets: ["MotionIIO"]),
         .library(name: "MotionTesting", targets: ["MotionTesting"]),
+        .library(name: "Motion", targets: ["Motion"]),
         .executable(name: "motionctl", targets: ["motionctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-numerics", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
         // C libraries, visible only inside MotionIIO (`internal import`).
@@ -52,6 +54,14 @@ let package = Package(
             name: "MotionTesting",
             dependencies: ["MotionCore", .product(name: "RealModule", package: "swift-numerics")]
         ),
+        // The runtime users embed: MotionManager's push, pull and async delivery over devices and recordings.
+        .target(
+            name: "Motion",
+            dependencies: [
+                "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
         .executableTarget(
             name: "motionctl",
             dependencies: [
@@ -68,6 +78,7 @@ let package = Package(
         .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionTesting"]),
         .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO", "IIOTestbed"]),
         .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace"]),
+        .testTarget(name: "MotionTests", dependencies: ["Motion", "MotionTesting", "MotionTrace", "IIOTestbed"]),
         .testTarget(name: "motionctlTests", dependencies: ["motionctl", "MotionTrace", "IIOTestbed"]),
     ]
 )

@@ -1,0 +1,261 @@
+import DequeModule
+import Dispatch
+import MotionCore
+
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The bounded queue between the engine (one producer) and one consumer: either an async iterator, or a handler
+/// drained on a dispatch or operation queue.
+///
+/// Guarantees: elements arrive in order; at most `policy.limit` wait, and the rest are dropped and counted;
+/// after ``finish(_:)`` the consumer sees the waiting elements, then the end (or the error). A handler runs
+/// serially, never under the lock, and never again once ``stopHandler()`` has returned.
+final class DeliveryBuffer<Element: Sendable>: Sendable {
+    /// How a handler consumer is scheduled: a closure that runs the drain on the user's queue.
+    typealias Scheduler = @Sendable (@escaping @Sendable () -> Void) -> Void
+    typealias Handler = @Sendable (Element?, MotionError?) -> Void
+
+    private enum Consumer {
+        case iterator
+        case handler(Scheduler, Handler)
+    }
+
+    private struct State {
+        var items: Deque<Element> = []
+        var dropped = 0
+        /// Set once the producer is done: `.success` for the end of the source, or its error.
+        var end: Result<Void, MotionError>?
+        /// Set when the consumer has gone (iterator cancelled or dropped, handler stopped).
+        var isClosed = false
+        /// An iterator waiting for an element.
+        var waitingConsumer: UnsafeContinuation<Result<Element?, MotionError>, Never>?
+        /// The producer waiting for room (lossless replay).
+        var waitingProducer: UnsafeContinuation<Void, Never>?
+        /// A drain is scheduled or running on the handler's queue.
+        var isDraining = false
+        /// The thread running the handler now, if any.
+        var handlerThread: pthread_t?
+        /// `stopHandler()` callers waiting for the running handler to return.
+        var stopWaiters: [DispatchSemaphore] = []
+        /// The end has been handed to the consumer.
+        var endDelivered = false
+    }
+
+    /// What to do after releasing the lock.
+    private enum Action {
+        case none
+        case resume(UnsafeContinuation<Result<Element?, MotionError>, Never>)
+        case schedule(Scheduler)
+    }
+
+    /// One step of a handler drain.
+    private enum Step {
+        case element(Element)
+        case error(MotionError)
+        case done
+    }
+
+    let policy: MotionBufferingPolicy
+    private let consumer: Consumer
+    private let state = LockedState(State())
+
+    /// A buffer read by an async iterator through ``next()``.
+    init(policy: MotionBufferingPolicy) {
+        self.policy = policy
+        consumer = .iterator
+    }
+
+    /// A buffer whose elements are passed to `handler`, run by `scheduler`.
+    init(policy: MotionBufferingPolicy, scheduler: @escaping Scheduler, handler: @escaping Handler) {
+        self.policy = policy
+        consumer = .handler(scheduler, handler)
+    }
+
+    /// The number of elements dropped because the consumer was `policy.limit` elements behind.
+    var droppedCount: Int { state.withLock { $0.dropped } }
+
+    /// `false` once the consumer has gone: the engine then removes the subscription.
+    var isOpen: Bool { state.withLock { !$0.isClosed && $0.end == nil } }
+
+    // MARK: Producer
+
+    /// Hands an element to the consumer, or queues it, or drops it (per the policy). Returns `false` when the
+    /// consumer has gone.
+    @discardableResult
+    func send(_ element: Element) -> Bool {
+        let (open, action): (Bool, Action) = state.withLock { state in
+            guard !state.isClosed && state.end == nil else { return (false, .none) }
+            if let waiting = state.waitingConsumer {
+                state.waitingConsumer = nil
+                return (true, .resume(waiting))
+            }
+            if state.items.count < policy.limit {
+                state.items.append(element)
+            } else {
+                state.dropped += 1
+                if policy.kind == .newest {
+                    state.items.removeFirst()
+                    state.items.append(element)
+                }
+            }
+            if case .handler(let scheduler, _) = consumer, !state.isDraining {
+                state.isDraining = true
+                return (true, .schedule(scheduler))
+            }
+            return (true, .none)
+        }
+        switch action {
+        case .none: break
+        case .resume(let continuation): continuation.resume(returning: .success(element))
+        case .schedule(let scheduler): scheduler { self.drain() }
+        }
+        return open
+    }
+
+    /// Suspends the producer until the consumer has room for one more element (or has gone).
+    func waitForRoom() async {
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.isClosed || state.end != nil || state.items.count < policy.limit { return true }
+                state.waitingProducer = continuation
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Ends the stream after the waiting elements: normally, or with an error. Idempotent.
+    func finish(_ end: Result<Void, MotionError>) {
+        let (action, producer): (Action, UnsafeContinuation<Void, Never>?) = state.withLock { state in
+            guard state.end == nil && !state.isClosed else { return (.none, nil) }
+            state.end = end
+            let producer = state.waitingProducer
+            state.waitingProducer = nil
+            if let waiting = state.waitingConsumer {
+                state.waitingConsumer = nil
+                state.endDelivered = true
+                return (.resume(waiting), producer)
+            }
+            if case .handler(let scheduler, _) = consumer, !state.isDraining {
+                state.isDraining = true
+                return (.schedule(scheduler), producer)
+            }
+            return (.none, producer)
+        }
+        producer?.resume()
+        switch action {
+        case .none: break
+        case .resume(let continuation): continuation.resume(returning: end.map { () -> Element? in nil })
+        case .schedule(let scheduler): scheduler { self.drain() }
+        }
+    }
+
+    // MARK: Iterator consumer
+
+    /// The next element, `nil` at the end or once the consumer's task is cancelled, or the source's error.
+    func next() async throws(MotionError) -> Element? {
+        let result = await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Element?, MotionError>, Never>) in
+                let (immediate, producer) = state.withLock {
+                    state -> (Result<Element?, MotionError>?, UnsafeContinuation<Void, Never>?) in
+                    if let element = state.items.popFirst() {
+                        let producer = state.waitingProducer
+                        state.waitingProducer = nil
+                        return (.success(element), producer)
+                    }
+                    if state.isClosed { return (.success(nil), nil) }
+                    if let end = state.end {
+                        if state.endDelivered { return (.success(nil), nil) }
+                        state.endDelivered = true
+                        return (end.map { () -> Element? in nil }, nil)
+                    }
+                    state.waitingConsumer = continuation
+                    return (nil, nil)
+                }
+                producer?.resume()
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            close()
+        }
+        return try result.get()
+    }
+
+    /// The consumer has gone: drops the waiting elements and wakes whoever waits. Idempotent.
+    func close() {
+        let (consumer, producer) = state.withLock { state in
+            state.isClosed = true
+            state.items.removeAll()
+            let waiting = (state.waitingConsumer, state.waitingProducer)
+            state.waitingConsumer = nil
+            state.waitingProducer = nil
+            return waiting
+        }
+        consumer?.resume(returning: .success(nil))
+        producer?.resume()
+    }
+
+    // MARK: Handler consumer
+
+    /// Runs on the handler's queue: passes the waiting elements to the handler one at a time, then the end.
+    private func drain() {
+        guard case .handler(_, let handler) = consumer else { return }
+        while true {
+            let step: Step = state.withLock { state in
+                if state.isClosed {
+                    state.isDraining = false
+                    return .done
+                }
+                if let element = state.items.popFirst() {
+                    state.handlerThread = pthread_self()
+                    return .element(element)
+                }
+                if let end = state.end, !state.endDelivered {
+                    state.endDelivered = true
+                    if case .failure(let error) = end {
+                        state.handlerThread = pthread_self()
+                        return .error(error)
+                    }
+                }
+                state.isDraining = false
+                return .done
+            }
+            switch step {
+            case .element(let element): handler(element, nil)
+            case .error(let error): handler(nil, error)
+            case .done: return
+            }
+            let (waiters, producer) = state.withLock { state in
+                state.handlerThread = nil
+                let waiting = (state.stopWaiters, state.waitingProducer)
+                state.stopWaiters = []
+                state.waitingProducer = nil
+                return waiting
+            }
+            producer?.resume()
+            waiters.forEach { $0.signal() }
+        }
+    }
+
+    /// Stops a handler consumer: when this returns, the handler is not running (unless this is called from the
+    /// handler itself) and never runs again.
+    func stopHandler() {
+        let (waiter, producer): (DispatchSemaphore?, UnsafeContinuation<Void, Never>?) = state.withLock { state in
+            state.isClosed = true
+            state.items.removeAll()
+            let producer = state.waitingProducer
+            state.waitingProducer = nil
+            guard let running = state.handlerThread, pthread_equal(running, pthread_self()) == 0 else {
+                return (nil, producer)
+            }
+            let semaphore = DispatchSemaphore(value: 0)
+            state.stopWaiters.append(semaphore)
+            return (semaphore, producer)
+        }
+        producer?.resume()
+        waiter?.wait()
+    }
+}

@@ -1,0 +1,32 @@
+public import MotionAlgorithms
+public import MotionCore
+
+/// The settings of the algorithms a ``MotionManager`` runs: fusion, shake detection and orientation.
+public struct MotionConfiguration: Sendable {
+    /// The attitude estimator's settings (`Docs/Attitude.md`).
+    public var attitude: AttitudeEstimatorConfiguration
+    /// The magnetic declination in degrees, east positive, for `AttitudeReferenceFrame.xTrueNorthZVertical`.
+    public var magneticDeclination: Double
+    /// How far ahead device motion is predicted, in seconds (latency compensation); 0 for none.
+    public var predictionInterval: Double
+    /// The shake detector's settings (`Docs/MotionEvents.md`).
+    public var shake: ShakeDetector<Double>.Configuration
+    /// The orientation classifier's settings (`Docs/MotionEvents.md`).
+    public var orientation: OrientationClassifier<Double>.Configuration
+
+    /// Creates a configuration; every parameter has the documented default.
+    public init(
+        attitude: AttitudeEstimatorConfiguration = .init(), magneticDeclination: Double = 0,
+        predictionInterval: Double = 0, shake: ShakeDetector<Double>.Configuration = .init(),
+        orientation: OrientationClassifier<Double>.Configuration = .init()
+    ) {
+        self.attitude = attitude
+        self.magneticDeclination = magneticDeclination
+        self.predictionInterval = predictionInterval
+        self.shake = shake
+        self.orientation = orientation
+    }
+}
+
+/// An orientation change, as `OrientationClassifier` reports it.
+public typealias DeviceOrientationChange = OrientationClassifier<Double>.Change

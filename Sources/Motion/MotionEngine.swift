@@ -1,0 +1,480 @@
+import MotionAlgorithms
+import MotionCore
+import MotionIIO
+
+
+/// The one engine behind every façade of a ``MotionManager``: a registry of subscriptions and the latest values
+/// under one lock, and a producer task that reads the source, runs the algorithms the subscriptions need and
+/// hands each update to each subscription's ``DeliveryBuffer``.
+///
+/// The producer runs only while at least one subscription is registered (a device's buffer is enabled only
+/// then). Algorithms run in the producer, outside the lock; the lock is taken once per sample to record the
+/// latest values and pick the deliveries; elements are handed over after it is released.
+final class MotionEngine: Sendable {
+    /// The computed streams a subscription can ask for.
+    enum Stream: Hashable, Sendable {
+        case accelerometer
+        case gyroscope
+        case magnetometer
+        case deviceMotion(AttitudeReferenceFrame)
+        case shake
+        case orientation
+    }
+
+    /// Where a subscription's updates go.
+    enum Route: Sendable {
+        case accelerometer(DeliveryBuffer<AccelerometerData>)
+        case gyroscope(DeliveryBuffer<GyroData>)
+        case magnetometer(DeliveryBuffer<MagnetometerData>)
+        case deviceMotion(DeliveryBuffer<DeviceMotion>)
+        case shake(DeliveryBuffer<ShakeEvent>)
+        case orientation(DeliveryBuffer<DeviceOrientationChange>)
+        /// A pull-only subscription: keeps the stream computed (and the latest value fresh), delivers nothing.
+        case pull
+    }
+
+    struct Registration {
+        var stream: Stream
+        var route: Route
+        var gate: UpdateIntervalGate
+    }
+
+    /// What the registered subscriptions need the producer to compute.
+    struct Needs: Equatable, Sendable {
+        var sensors: SensorSet = []
+        var frames: Set<AttitudeReferenceFrame> = []
+        var shake = false
+        var orientation = false
+        /// The smallest update interval asked for, in seconds (0: every sample).
+        var fastestInterval = 0.0
+    }
+
+    struct Latest: Sendable {
+        var accelerometer: AccelerometerData?
+        var gyroscope: GyroData?
+        var magnetometer: MagnetometerData?
+        var deviceMotion: [AttitudeReferenceFrame: DeviceMotion] = [:]
+        var orientation: DeviceOrientationChange?
+        var shake: ShakeEvent?
+    }
+
+    struct State {
+        var registrations: [Int: Registration] = [:]
+        var nextID = 1
+        var needs = Needs()
+        var latest = Latest()
+        var producer: Task<Void, Never>?
+        var isProducing = false
+        /// How a recording ended; later subscriptions end the same way at once.
+        var end: Result<Void, MotionError>?
+    }
+
+    let source: MotionSource
+    let configuration: MotionConfiguration
+    private let feed: SampleFeed
+    private let makeWaiter: @Sendable (Double) -> any ReplayWaiter
+    let state = LockedState(State())
+
+    init<C: Clock>(source: MotionSource, configuration: MotionConfiguration, clock: C) throws(MotionError)
+    where C.Duration == Duration {
+        self.source = source
+        self.configuration = configuration
+        feed = try SampleFeed(source)
+        makeWaiter = { factor in ClockWaiter(clock: clock, factor: factor) }
+    }
+
+    /// The sensors the source has: from the trace's header, the samples, or the devices present now.
+    var availableSensors: SensorSet {
+        if let known = feed.knownSensors { return known }
+        guard case .device(let selector, let includeBase, _) = source.kind,
+            let devices = try? IIODeviceDiscovery.devices(includeBase: includeBase)
+        else { return [] }
+        return DeviceSelector(selector).sources(from: devices).reduce(into: SensorSet()) { set, source in
+            source.sensors.forEach { set.insert($0.sensor) }
+        }
+    }
+
+    // MARK: Subscriptions
+
+    /// Registers a subscription and starts the producer if it is not running. Returns its id, or `nil` when the
+    /// recording has already ended (the buffer is then finished the same way).
+    ///
+    /// With `deferStart`, a lossless replay (``ReplayPacing/asFastAsConsumed``) starts only at the first
+    /// ``ensureProducing()`` (an iterator's first `next()`), so subscriptions made together see the same samples.
+    func subscribe(_ stream: Stream, route: Route, interval: Double, deferStart: Bool = false) -> Int? {
+        let deferStart = deferStart && isLossless
+        let outcome: Result<Int, MotionError>? = state.withLock { state in
+            if let end = state.end {
+                return end.map { -1 }
+            }
+            let id = state.nextID
+            state.nextID += 1
+            state.registrations[id] = Registration(stream: stream, route: route, gate: UpdateIntervalGate(interval: interval))
+            state.needs = Self.needs(of: state.registrations)
+            if case .orientation(let buffer) = route, var current = state.latest.orientation {
+                // The current state first (its `orientationChanged` is false).
+                current.previousOrientation = current.orientation
+                current.previousTilt = current.tilt
+                current.previousIIOSensorProxyOrientation = current.iioSensorProxyOrientation
+                buffer.send(current)
+            }
+            if !deferStart { startProducer(&state) }
+            return .success(id)
+        }
+        switch outcome {
+        case .success(let id)?:
+            if id >= 0 { return id }
+            route.finish(.success(()))
+            return nil
+        case .failure(let error)?:
+            route.finish(.failure(error))
+            return nil
+        case nil:
+            return nil
+        }
+    }
+
+    /// Starts the producer if subscriptions wait for it.
+    func ensureProducing() {
+        state.withLock { state in
+            if !state.registrations.isEmpty { startProducer(&state) }
+        }
+    }
+
+    private func startProducer(_ state: inout State) {
+        guard !state.isProducing else { return }
+        state.isProducing = true
+        let previous = state.producer
+        let executor: (any TaskExecutor)? = source.isLive ? IIOCapture.executor : nil
+        state.producer = Task(executorPreference: executor) {
+            await previous?.value
+            await self.produce()
+        }
+    }
+
+    /// `true` for a replay that waits for its consumers instead of dropping.
+    var isLossless: Bool { !source.isLive && source.pacing.speedFactor == nil }
+
+    /// Removes a subscription; the producer stops (and a device's buffer is disabled) when it was the last.
+    func unsubscribe(_ id: Int) {
+        state.withLock { state in
+            guard state.registrations.removeValue(forKey: id) != nil else { return }
+            state.needs = Self.needs(of: state.registrations)
+            if state.registrations.isEmpty && state.isProducing {
+                state.isProducing = false
+                state.producer?.cancel()
+            }
+        }
+    }
+
+    /// Changes a subscription's update interval (seconds); the next update is due on the new grid.
+    func setInterval(_ interval: Double, of id: Int) {
+        state.withLock { state in
+            guard state.registrations[id] != nil else { return }
+            state.registrations[id]!.gate = UpdateIntervalGate(interval: interval)
+            state.needs = Self.needs(of: state.registrations)
+        }
+    }
+
+    func isRegistered(_ id: Int) -> Bool {
+        state.withLock { $0.registrations[id] != nil }
+    }
+
+    /// Waits until the producer has stopped (tests; after the last subscription has gone).
+    func producerStopped() async {
+        let producer = state.withLock { $0.producer }
+        await producer?.value
+    }
+
+    private static func needs(of registrations: [Int: Registration]) -> Needs {
+        var needs = Needs()
+        var fastest = Double.infinity
+        for registration in registrations.values {
+            switch registration.stream {
+            case .accelerometer: needs.sensors.insert(.accelerometer)
+            case .gyroscope: needs.sensors.insert(.gyroscope)
+            case .magnetometer: needs.sensors.insert(.magnetometer)
+            case .deviceMotion(let frame):
+                needs.frames.insert(frame)
+                needs.sensors.formUnion(frame.requiredSensors)
+            case .shake:
+                needs.shake = true
+                needs.sensors.insert(.accelerometer)
+            case .orientation:
+                needs.orientation = true
+                needs.sensors.insert(.accelerometer)
+            }
+            switch registration.stream {
+            case .accelerometer, .gyroscope, .magnetometer, .deviceMotion:
+                fastest = min(fastest, registration.gate.interval)
+            case .shake, .orientation:
+                fastest = 0  // events need every sample the device gives at its rate
+            }
+        }
+        needs.fastestInterval = fastest.isFinite ? fastest : 0
+        return needs
+    }
+
+    // MARK: Producer
+
+    private func produce() async {
+        var processor = Processor(configuration: configuration)
+        var deliveries: [Delivery] = []
+        var closed: [Int] = []
+        var needs = state.withLock { $0.needs }
+        let waiter = source.pacing.speedFactor.flatMap { source.isLive ? nil : makeWaiter($0) }
+        let lossless = isLossless
+        defer { feed.pause() }
+        while !Task.isCancelled {
+            let sample: MotionSample
+            do {
+                guard let next = try await feed.next(fastestInterval: needs.fastestInterval, sensors: needs.sensors)
+                else {
+                    finishAll(.success(()))
+                    return
+                }
+                sample = next
+            } catch {
+                if Task.isCancelled && error.code == .cancelled { return }
+                finishAll(.failure(error))
+                return
+            }
+            if let waiter {
+                do {
+                    try await waiter.wait(until: sample.timestamp)
+                } catch {
+                    feed.putBack(sample)  // cancelled while waiting: the replay resumes with it
+                    return
+                }
+            }
+            processor.adopt(needs)
+            let outputs = processor.process(sample)
+            needs = route(outputs, into: &deliveries)
+            for delivery in deliveries {
+                if lossless { await delivery.waitForRoom() }
+                if !delivery.send() { closed.append(delivery.id) }
+            }
+            deliveries.removeAll(keepingCapacity: true)
+            if !closed.isEmpty {
+                closed.forEach(unsubscribe)
+                closed.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+
+    /// Records the latest values and picks the deliveries due; returns what to compute for the next sample.
+    private func route(_ outputs: Outputs, into deliveries: inout [Delivery]) -> Needs {
+        state.withLock { state in
+            if let value = outputs.accelerometer { state.latest.accelerometer = value }
+            if let value = outputs.gyroscope { state.latest.gyroscope = value }
+            if let value = outputs.magnetometer { state.latest.magnetometer = value }
+            for motion in outputs.deviceMotion {
+                if let motion { state.latest.deviceMotion[motion.referenceFrame] = motion }
+            }
+            if let value = outputs.orientation { state.latest.orientation = value }
+            if let value = outputs.shake { state.latest.shake = value }
+            var index = state.registrations.startIndex
+            while index != state.registrations.endIndex {
+                let id = state.registrations.keys[index]
+                switch state.registrations.values[index].route {
+                case .accelerometer(let buffer):
+                    if let value = outputs.accelerometer, state.registrations.values[index].gate.admit(at: value.timestamp) {
+                        deliveries.append(.accelerometer(id, buffer, value))
+                    }
+                case .gyroscope(let buffer):
+                    if let value = outputs.gyroscope, state.registrations.values[index].gate.admit(at: value.timestamp) {
+                        deliveries.append(.gyroscope(id, buffer, value))
+                    }
+                case .magnetometer(let buffer):
+                    if let value = outputs.magnetometer, state.registrations.values[index].gate.admit(at: value.timestamp) {
+                        deliveries.append(.magnetometer(id, buffer, value))
+                    }
+                case .deviceMotion(let buffer):
+                    if case .deviceMotion(let frame) = state.registrations.values[index].stream,
+                        let value = outputs.deviceMotion[Outputs.slot(frame)],
+                        state.registrations.values[index].gate.admit(at: value.timestamp)
+                    {
+                        deliveries.append(.deviceMotion(id, buffer, value))
+                    }
+                case .shake(let buffer):
+                    if let value = outputs.shake { deliveries.append(.shake(id, buffer, value)) }
+                case .orientation(let buffer):
+                    if let value = outputs.orientation { deliveries.append(.orientation(id, buffer, value)) }
+                case .pull:
+                    break
+                }
+                state.registrations.formIndex(after: &index)
+            }
+            return state.needs
+        }
+    }
+
+    /// Ends every subscription: at the end of a recording, or with the source's error.
+    private func finishAll(_ end: Result<Void, MotionError>) {
+        let registrations = state.withLock { state in
+            if !source.isLive { state.end = end }
+            let registrations = state.registrations
+            state.registrations = [:]
+            state.needs = Needs()
+            state.isProducing = false
+            return registrations
+        }
+        for registration in registrations.values { registration.route.finish(end) }
+    }
+}
+
+extension MotionEngine.Route {
+    func finish(_ end: Result<Void, MotionError>) {
+        switch self {
+        case .accelerometer(let buffer): buffer.finish(end)
+        case .gyroscope(let buffer): buffer.finish(end)
+        case .magnetometer(let buffer): buffer.finish(end)
+        case .deviceMotion(let buffer): buffer.finish(end)
+        case .shake(let buffer): buffer.finish(end)
+        case .orientation(let buffer): buffer.finish(end)
+        case .pull: break
+        }
+    }
+}
+
+/// One update for one subscription, picked under the lock and handed over after it.
+enum Delivery {
+    case accelerometer(Int, DeliveryBuffer<AccelerometerData>, AccelerometerData)
+    case gyroscope(Int, DeliveryBuffer<GyroData>, GyroData)
+    case magnetometer(Int, DeliveryBuffer<MagnetometerData>, MagnetometerData)
+    case deviceMotion(Int, DeliveryBuffer<DeviceMotion>, DeviceMotion)
+    case shake(Int, DeliveryBuffer<ShakeEvent>, ShakeEvent)
+    case orientation(Int, DeliveryBuffer<DeviceOrientationChange>, DeviceOrientationChange)
+
+    var id: Int {
+        switch self {
+        case .accelerometer(let id, _, _), .gyroscope(let id, _, _), .magnetometer(let id, _, _),
+            .deviceMotion(let id, _, _), .shake(let id, _, _), .orientation(let id, _, _):
+            id
+        }
+    }
+
+    func send() -> Bool {
+        switch self {
+        case .accelerometer(_, let buffer, let value): buffer.send(value)
+        case .gyroscope(_, let buffer, let value): buffer.send(value)
+        case .magnetometer(_, let buffer, let value): buffer.send(value)
+        case .deviceMotion(_, let buffer, let value): buffer.send(value)
+        case .shake(_, let buffer, let value): buffer.send(value)
+        case .orientation(_, let buffer, let value): buffer.send(value)
+        }
+    }
+
+    func waitForRoom() async {
+        switch self {
+        case .accelerometer(_, let buffer, _): await buffer.waitForRoom()
+        case .gyroscope(_, let buffer, _): await buffer.waitForRoom()
+        case .magnetometer(_, let buffer, _): await buffer.waitForRoom()
+        case .deviceMotion(_, let buffer, _): await buffer.waitForRoom()
+        case .shake(_, let buffer, _): await buffer.waitForRoom()
+        case .orientation(_, let buffer, _): await buffer.waitForRoom()
+        }
+    }
+}
+
+/// What one sample produced.
+struct Outputs {
+    var accelerometer: AccelerometerData?
+    var gyroscope: GyroData?
+    var magnetometer: MagnetometerData?
+    /// By ``slot(_:)``.
+    var deviceMotion: [DeviceMotion?]
+    var shake: ShakeEvent?
+    var orientation: DeviceOrientationChange?
+
+    static func slot(_ frame: AttitudeReferenceFrame) -> Int {
+        switch frame {
+        case .xArbitraryZVertical: 0
+        case .xArbitraryCorrectedZVertical: 1
+        case .xMagneticNorthZVertical: 2
+        case .xTrueNorthZVertical: 3
+        }
+    }
+}
+
+/// The algorithms, owned by the producer task: one fusion filter per reference frame in use, one shake
+/// detector, one orientation classifier, created when a subscription first needs them.
+struct Processor {
+    let configuration: MotionConfiguration
+    private var filters: [DeviceMotionFilter?] = [nil, nil, nil, nil]
+    private var shake: ShakeDetector<Double>?
+    private var orientation: OrientationClassifier<Double>?
+    private var adopted: MotionEngine.Needs?
+    private var outputs = Outputs(deviceMotion: [nil, nil, nil, nil])
+
+    init(configuration: MotionConfiguration) {
+        self.configuration = configuration
+    }
+
+    mutating func adopt(_ needs: MotionEngine.Needs) {
+        guard needs != adopted else { return }
+        adopted = needs
+        for frame in AttitudeReferenceFrame.allCases {
+            let slot = Outputs.slot(frame)
+            if !needs.frames.contains(frame) {
+                filters[slot] = nil
+            } else if filters[slot] == nil {
+                filters[slot] = DeviceMotionFilter(
+                    referenceFrame: frame, magneticDeclination: configuration.magneticDeclination * .pi / 180,
+                    predictionInterval: configuration.predictionInterval, configuration: configuration.attitude)
+            }
+        }
+        if !needs.shake {
+            shake = nil
+        } else if shake == nil {
+            shake = ShakeDetector(configuration: configuration.shake)
+        }
+        if !needs.orientation {
+            orientation = nil
+        } else if orientation == nil {
+            orientation = OrientationClassifier(configuration: configuration.orientation)
+        }
+    }
+
+    mutating func process(_ sample: MotionSample) -> Outputs {
+        let t = sample.timestamp
+        outputs.accelerometer = sample.acceleration.map { AccelerometerData(timestamp: t, acceleration: $0) }
+        outputs.gyroscope = sample.rotationRate.map { GyroData(timestamp: t, rotationRate: $0) }
+        outputs.magnetometer = sample.magneticField.map { MagnetometerData(timestamp: t, magneticField: $0) }
+        for slot in 0..<4 {
+            outputs.deviceMotion[slot] = filters[slot] != nil ? filters[slot]!.update(sample) : nil
+        }
+        outputs.shake = nil
+        outputs.orientation = nil
+        if let acceleration = sample.acceleration?.vector {
+            if shake != nil { outputs.shake = shake!.update(acceleration, at: t) }
+            if orientation != nil { outputs.orientation = orientation!.update(acceleration, at: t) }
+        }
+        return outputs
+    }
+}
+
+/// Paces a replay on a clock: waits until the sample's time, relative to the first sample, has passed.
+protocol ReplayWaiter: AnyObject {
+    func wait(until timestamp: Double) async throws
+}
+
+final class ClockWaiter<C: Clock>: ReplayWaiter where C.Duration == Duration {
+    private let clock: C
+    private let factor: Double
+    private var anchor: (instant: C.Instant, timestamp: Double)?
+
+    init(clock: C, factor: Double) {
+        self.clock = clock
+        self.factor = factor
+    }
+
+    func wait(until timestamp: Double) async throws {
+        guard let anchor else {
+            anchor = (clock.now, timestamp)
+            return
+        }
+        let offset = max(0, timestamp - anchor.timestamp) / factor
+        try await clock.sleep(until: anchor.instant.advanced(by: .seconds(offset)), tolerance: nil)
+    }
+}

@@ -1,0 +1,128 @@
+public import MotionAlgorithms
+public import MotionCore
+
+extension MotionManager {
+    // MARK: Asynchronous sequences
+
+    /// Subscribes to accelerometer readings, one every `interval` seconds (default
+    /// ``accelerometerUpdateInterval``; 0 for every sample). The subscription lasts until the sequence is
+    /// cancelled or released, its task is cancelled, or the source ends.
+    public func accelerometerUpdates(
+        interval: Double? = nil, bufferingPolicy: MotionBufferingPolicy = .samplesDefault
+    ) -> MotionUpdates<AccelerometerData> {
+        updates(.accelerometer, interval: interval ?? accelerometerUpdateInterval, policy: bufferingPolicy,
+                route: MotionEngine.Route.accelerometer)
+    }
+
+    /// Subscribes to gyroscope readings, one every `interval` seconds (default ``gyroUpdateInterval``).
+    public func gyroUpdates(
+        interval: Double? = nil, bufferingPolicy: MotionBufferingPolicy = .samplesDefault
+    ) -> MotionUpdates<GyroData> {
+        updates(.gyroscope, interval: interval ?? gyroUpdateInterval, policy: bufferingPolicy,
+                route: MotionEngine.Route.gyroscope)
+    }
+
+    /// Subscribes to magnetometer readings, one every `interval` seconds (default ``magnetometerUpdateInterval``).
+    public func magnetometerUpdates(
+        interval: Double? = nil, bufferingPolicy: MotionBufferingPolicy = .samplesDefault
+    ) -> MotionUpdates<MagnetometerData> {
+        updates(.magnetometer, interval: interval ?? magnetometerUpdateInterval, policy: bufferingPolicy,
+                route: MotionEngine.Route.magnetometer)
+    }
+
+    /// Subscribes to device motion in `frame`, one every `interval` seconds (default
+    /// ``deviceMotionUpdateInterval``). Subscriptions in the same frame share one fusion filter.
+    public func deviceMotionUpdates(
+        using frame: AttitudeReferenceFrame = .xArbitraryZVertical, interval: Double? = nil,
+        bufferingPolicy: MotionBufferingPolicy = .stateDefault
+    ) -> MotionUpdates<DeviceMotion> {
+        updates(.deviceMotion(frame), interval: interval ?? deviceMotionUpdateInterval, policy: bufferingPolicy,
+                route: MotionEngine.Route.deviceMotion)
+    }
+
+    /// Subscribes to shake events (`began`, then `ended` or `cancelled`).
+    public func shakeEvents(bufferingPolicy: MotionBufferingPolicy = .eventsDefault) -> MotionUpdates<ShakeEvent> {
+        updates(.shake, interval: 0, policy: bufferingPolicy, route: MotionEngine.Route.shake)
+    }
+
+    /// Subscribes to orientation changes; the first element is the current state when one is known (its
+    /// `orientationChanged` is `false`).
+    public func deviceOrientationChanges(
+        bufferingPolicy: MotionBufferingPolicy = .eventsDefault
+    ) -> MotionUpdates<DeviceOrientationChange> {
+        updates(.orientation, interval: 0, policy: bufferingPolicy, route: MotionEngine.Route.orientation)
+    }
+
+    // MARK: Scoped subscriptions
+
+    /// Runs `body` with accelerometer updates; the subscription ends when `body` returns or throws.
+    public func withAccelerometerUpdates<Result>(
+        interval: Double? = nil, bufferingPolicy: MotionBufferingPolicy = .samplesDefault,
+        _ body: (MotionUpdates<AccelerometerData>) async throws -> Result
+    ) async rethrows -> Result {
+        let updates = accelerometerUpdates(interval: interval, bufferingPolicy: bufferingPolicy)
+        defer { updates.cancel() }
+        return try await body(updates)
+    }
+
+    /// Runs `body` with gyroscope updates; the subscription ends when `body` returns or throws.
+    public func withGyroUpdates<Result>(
+        interval: Double? = nil, bufferingPolicy: MotionBufferingPolicy = .samplesDefault,
+        _ body: (MotionUpdates<GyroData>) async throws -> Result
+    ) async rethrows -> Result {
+        let updates = gyroUpdates(interval: interval, bufferingPolicy: bufferingPolicy)
+        defer { updates.cancel() }
+        return try await body(updates)
+    }
+
+    /// Runs `body` with magnetometer updates; the subscription ends when `body` returns or throws.
+    public func withMagnetometerUpdates<Result>(
+        interval: Double? = nil, bufferingPolicy: MotionBufferingPolicy = .samplesDefault,
+        _ body: (MotionUpdates<MagnetometerData>) async throws -> Result
+    ) async rethrows -> Result {
+        let updates = magnetometerUpdates(interval: interval, bufferingPolicy: bufferingPolicy)
+        defer { updates.cancel() }
+        return try await body(updates)
+    }
+
+    /// Runs `body` with device-motion updates in `frame`; the subscription ends when `body` returns or throws.
+    public func withDeviceMotionUpdates<Result>(
+        using frame: AttitudeReferenceFrame = .xArbitraryZVertical, interval: Double? = nil,
+        bufferingPolicy: MotionBufferingPolicy = .stateDefault,
+        _ body: (MotionUpdates<DeviceMotion>) async throws -> Result
+    ) async rethrows -> Result {
+        let updates = deviceMotionUpdates(using: frame, interval: interval, bufferingPolicy: bufferingPolicy)
+        defer { updates.cancel() }
+        return try await body(updates)
+    }
+
+    /// Runs `body` with shake events; the subscription ends when `body` returns or throws.
+    public func withShakeEvents<Result>(
+        bufferingPolicy: MotionBufferingPolicy = .eventsDefault,
+        _ body: (MotionUpdates<ShakeEvent>) async throws -> Result
+    ) async rethrows -> Result {
+        let updates = shakeEvents(bufferingPolicy: bufferingPolicy)
+        defer { updates.cancel() }
+        return try await body(updates)
+    }
+
+    /// Runs `body` with orientation changes; the subscription ends when `body` returns or throws.
+    public func withDeviceOrientationChanges<Result>(
+        bufferingPolicy: MotionBufferingPolicy = .eventsDefault,
+        _ body: (MotionUpdates<DeviceOrientationChange>) async throws -> Result
+    ) async rethrows -> Result {
+        let updates = deviceOrientationChanges(bufferingPolicy: bufferingPolicy)
+        defer { updates.cancel() }
+        return try await body(updates)
+    }
+
+    private func updates<Element: Sendable>(
+        _ stream: MotionEngine.Stream, interval: Double, policy: MotionBufferingPolicy,
+        route: (DeliveryBuffer<Element>) -> MotionEngine.Route
+    ) -> MotionUpdates<Element> {
+        precondition(interval >= 0 && interval.isFinite, "An update interval is ≥ 0 seconds, got \(interval).")
+        let buffer = DeliveryBuffer<Element>(policy: policy)
+        let id = engine.subscribe(stream, route: route(buffer), interval: interval, deferStart: true) ?? 0
+        return MotionUpdates(subscription: Subscription(id: id, buffer: buffer, engine: engine))
+    }
+}

@@ -1,0 +1,105 @@
+public import MotionCore
+
+/// Where a ``MotionManager`` gets its samples: a live IIO device, a recorded trace, or samples in memory.
+///
+/// The manager behaves the same on each: the same updates for the same samples. Recordings are replayed with
+/// a ``ReplayPacing``; live devices deliver at their own pace.
+public struct MotionSource: Sendable, CustomStringConvertible {
+    enum Kind: Sendable {
+        case device(selector: String, includeBase: Bool, batchDuration: Double)
+        case trace(path: String, lenient: Bool)
+        case samples([MotionSample])
+    }
+
+    let kind: Kind
+    /// How a recording is replayed (ignored for devices).
+    public let pacing: ReplayPacing
+
+    /// Live IIO devices, discovered through udev when the first subscription starts (see `Docs/Devices.md`).
+    ///
+    /// The device runs only while a subscription needs it, at the fastest rate the subscriptions ask for (the
+    /// device's nearest available rate at or above it), and its buffer is disabled when the last one stops.
+    /// Timestamps are seconds on `CLOCK_BOOTTIME`, as Core Motion's.
+    /// - Parameters:
+    ///   - selector: `auto` (one device per sensor, merged by timestamp), or a device's name, label, id
+    ///     (`iio:device0`), sysfs path or `/dev` node.
+    ///   - includeBase: Also use accelerometers in the base of a convertible.
+    ///   - batchDuration: Seconds of data per wake-up (the buffer watermark is rate × this); 0.05 s by default.
+    public static func device(
+        _ selector: String = "auto", includeBase: Bool = false, batchDuration: Double = 0.05
+    ) -> MotionSource {
+        MotionSource(kind: .device(selector: selector, includeBase: includeBase, batchDuration: batchDuration),
+                     pacing: .realTime)
+    }
+
+    /// A trace in the canonical CSV format (`Docs/TraceFormat.md`), read as the replay goes, in constant memory.
+    ///
+    /// The replay starts when the first subscription starts, pauses while no subscription is active, and ends
+    /// every subscription when the trace ends. Timestamps are the trace's `t` column, in seconds.
+    /// - Parameters:
+    ///   - path: The file, or `-` for standard input.
+    ///   - pacing: Real time (default), a multiple of it, or as fast as the consumers take the updates.
+    ///   - lenient: Skip malformed rows instead of ending with a `MotionError.Code.malformedTrace` error.
+    public static func trace(_ path: String, pacing: ReplayPacing = .realTime, lenient: Bool = false) -> MotionSource {
+        MotionSource(kind: .trace(path: path, lenient: lenient), pacing: pacing)
+    }
+
+    /// Samples in memory, in timestamp order, replayed as a trace is.
+    public static func samples(_ samples: [MotionSample], pacing: ReplayPacing = .realTime) -> MotionSource {
+        MotionSource(kind: .samples(samples), pacing: pacing)
+    }
+
+    /// `true` for live devices, `false` for recordings.
+    public var isLive: Bool {
+        if case .device = kind { return true }
+        return false
+    }
+
+    public var description: String {
+        switch kind {
+        case .device(let selector, _, _): "device \(selector)"
+        case .trace(let path, _): "trace \(path) (\(pacing))"
+        case .samples(let samples): "\(samples.count) samples (\(pacing))"
+        }
+    }
+}
+
+/// How fast a recording is replayed.
+public struct ReplayPacing: Hashable, Sendable, CustomStringConvertible {
+    enum Kind: Hashable, Sendable {
+        case scaled(Double)
+        case asFastAsConsumed
+    }
+
+    let kind: Kind
+
+    /// Each sample is delivered when as much time has passed on the manager's clock, since the first one, as
+    /// separates their timestamps.
+    public static let realTime = ReplayPacing(kind: .scaled(1))
+
+    /// As ``realTime``, `factor` times faster (2 replays a 10 s trace in 5 s).
+    /// - Precondition: `factor > 0` and finite.
+    public static func scaled(by factor: Double) -> ReplayPacing {
+        precondition(factor > 0 && factor.isFinite, "The replay speed factor must be > 0, got \(factor).")
+        return ReplayPacing(kind: .scaled(factor))
+    }
+
+    /// No clock: the next sample is delivered as soon as every consumer has room for it, so nothing is dropped
+    /// and the replay runs as fast as the slowest consumer takes it. Replaying a trace twice this way gives
+    /// identical updates.
+    public static let asFastAsConsumed = ReplayPacing(kind: .asFastAsConsumed)
+
+    /// The factor on real time, or `nil` for ``asFastAsConsumed``.
+    public var speedFactor: Double? {
+        if case .scaled(let factor) = kind { return factor }
+        return nil
+    }
+
+    public var description: String {
+        switch kind {
+        case .scaled(1): "real time"
+        case .scaled(let factor): "\(factor)× real time"
+        case .asFastAsConsumed: "as fast as consumed"
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Dispatch
+import IIOTestbed
+import MotionCore
+import Testing
+
+@testable import Motion
+
+/// The lis3dh fixture's scan: x, y, z as le:s16 at indices 0–2 and a le:s64 timestamp (ns) at index 3.
+private let lis3dhScan = ScanEncoder(
+    channels: [(0, "le:s16/16>>0"), (1, "le:s16/16>>0"), (2, "le:s16/16>>0"), (3, "le:s64/64>>0")])
+
+/// Scan i: x = i, y = −1024, z = 0, t = 1 s + i × 10 ms.
+private func scans(_ range: Range<Int>) -> [UInt8] {
+    lis3dhScan.encode(rows: range.map { [Int64($0), -1024, 0, 1_000_000_000 + Int64($0) * 10_000_000] })
+}
+
+/// MotionManager on emulated IIO devices (umockdev; serialized with every other testbed user).
+@Suite("MotionManager on a live device", .serialized, .enabled(if: Testbed.isEnabled))
+struct DeviceSourceTests {
+    @Test("Subscriptions share one device at the fastest rate asked for, each on its own interval; the buffer runs only while someone listens")
+    func sharedDevice() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            try testbed.add(.lis3dhTrigger)
+            let manager = try MotionManager(source: .device())
+            #expect(manager.isAccelerometerAvailable && !manager.isGyroAvailable && !manager.isMagnetometerAvailable)
+            #expect(manager.availableAttitudeReferenceFrames.isEmpty)
+            #expect(testbed.attribute(path, "buffer/enable") != "1", "nothing runs before a subscription")
+
+            let fast = manager.accelerometerUpdates(interval: 1.0 / 150)  // asks for 150 Hz: the device gives 200
+            let slow = manager.accelerometerUpdates(interval: 0.05)
+            var fastIterator = fast.makeAsyncIterator()
+            var slowIterator = slow.makeAsyncIterator()
+            #expect(await eventually { testbed.attribute(path, "buffer/enable") == "1" })
+            #expect(testbed.attribute(path, "sampling_frequency") == "200")
+
+            try testbed.feed("/dev/iio:device0", scans(0..<40))
+            var fastTimes: [Double] = []
+            while fastTimes.count < 40, let reading = try await fastIterator.next() {
+                fastTimes.append(reading.timestamp)
+                #expect(Int((reading.acceleration.x * 9.80665 / 0.009576).rounded()) == fastTimes.count - 1)
+            }
+            var slowTimes: [Double] = []
+            while slowTimes.count < 8, let reading = try await slowIterator.next() { slowTimes.append(reading.timestamp) }
+            #expect(fastTimes.enumerated().allSatisfy { abs($1 - (1 + Double($0) * 0.01)) < 1e-9 })
+            #expect(slowTimes.enumerated().allSatisfy { abs($1 - (1 + Double($0) * 0.05)) < 1e-9 })
+
+            slow.cancel()
+            #expect(testbed.attribute(path, "buffer/enable") == "1", "the other subscription still listens")
+            fast.cancel()
+            await manager.engine.producerStopped()
+            #expect(testbed.attribute(path, "buffer/enable") == "0", "the last subscription gone, the buffer is off")
+        }
+    }
+
+    @Test("A device that goes away ends the handler's updates with a disconnected error")
+    func removal() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            try testbed.add(.lis3dhTrigger)
+            let manager = try MotionManager(source: .device())
+            manager.accelerometerUpdateInterval = 0.01
+            let readings = Recorder<Double>()
+            let errors = Recorder<MotionError>()
+            manager.startAccelerometerUpdates(to: .init(label: "handler")) { data, error in
+                if let data { readings.append(data.timestamp) }
+                if let error { errors.append(error) }
+            }
+            #expect(await eventually { testbed.attribute(path, "buffer/enable") == "1" })
+            #expect(testbed.attribute(path, "sampling_frequency") == "100")
+            try testbed.feed("/dev/iio:device0", scans(0..<5))
+            #expect(await eventually { readings.count == 5 })
+            testbed.remove(path)
+            #expect(await eventually { errors.count == 1 })
+            #expect(errors.all.first?.code == .disconnected)
+            #expect(!manager.isAccelerometerActive)
+            manager.stopAccelerometerUpdates()
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import MotionCore
+import Synchronization
+
+/// `count` samples at `rate` Hz from t = 0, accelerometer and gyroscope, with the index in the x acceleration so
+/// each sample can be recognised.
+func indexedSamples(count: Int, rate: Double = 100, magnetometer: Bool = false) -> [MotionSample] {
+    (0..<count).map { index in
+        MotionSample(
+            timestamp: Double(index) / rate,
+            acceleration: Acceleration(x: Double(index) * 1e-6, y: 0, z: -1),
+            rotationRate: RotationRate(x: 0, y: 0, z: 0.1),
+            magneticField: magnetometer ? MagneticField(x: 20, y: 0, z: -43) : nil)
+    }
+}
+
+/// The index stored by `indexedSamples` in a reading.
+func sampleIndex(_ acceleration: Acceleration) -> Int { Int((acceleration.x * 1e6).rounded()) }
+
+/// Writes `text` to a new temporary file and returns its path.
+func temporaryTrace(_ text: String, name: String = "trace") throws -> String {
+    let path = NSTemporaryDirectory() + "swift-motion-\(name)-\(UUID().uuidString).csv"
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
+
+/// A thread-safe list that handlers append to.
+final class Recorder<Element: Sendable>: Sendable {
+    private let items = Mutex<[Element]>([])
+    func append(_ element: Element) { items.withLock { $0.append(element) } }
+    var all: [Element] { items.withLock { $0 } }
+    var count: Int { items.withLock { $0.count } }
+}
+
+/// Suspends until `condition` holds, checking after each yield of the task (no clock involved); gives up after
+/// `attempts` checks so a broken test fails instead of hanging.
+func eventually(attempts: Int = 2_000_000, _ condition: () -> Bool) async -> Bool {
+    for _ in 0..<attempts {
+        if condition() { return true }
+        await Task.yield()
+    }
+    return condition()
+}
