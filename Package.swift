@@ -65,7 +65,7 @@ let package = Package(
         .executableTarget(
             name: "motionctl",
             dependencies: [
-                "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO", "MotionTesting",
+                "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO", "MotionTesting", "Motion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -180,6 +180,23 @@ final class MotionEngine: Sendable {
         state.withLock { $0.registrations[id] != nil }
     }
 
+    /// Ends every subscription (sequences end normally, handlers get nothing more) and waits until the producer
+    /// has stopped and released the source (a device's buffer disabled).
+    func shutdown() async {
+        let (registrations, producer) = state.withLock { state in
+            let registrations = state.registrations
+            state.registrations = [:]
+            state.needs = Needs()
+            if state.isProducing {
+                state.isProducing = false
+                state.producer?.cancel()
+            }
+            return (registrations, state.producer)
+        }
+        for registration in registrations.values { registration.route.finish(.success(())) }
+        await producer?.value
+    }
+
     /// Waits until the producer has stopped (tests; after the last subscription has gone).
     func producerStopped() async {
         let producer = state.withLock { $0.producer }

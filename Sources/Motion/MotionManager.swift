@@ -364,6 +364,27 @@ public final class MotionManager: Sendable {
     /// Stops the orientation handler.
     public func stopDeviceOrientationUpdates() { stop(.deviceOrientation) }
 
+    // MARK: Shutting down
+
+    /// Stops every service and subscription of this manager and returns once the source is released: a
+    /// device's buffer is disabled (`buffer/enable` = 0), a replay is paused. Asynchronous sequences end
+    /// normally; handlers are not called again (as after `stop…Updates()`); orientation notifications end.
+    /// Call it before a process exits, so the device is left off.
+    public func stopAllUpdates() async {
+        let stops = slots.withLock { slots -> [@Sendable () -> Void] in
+            let stops = slots.services.values.compactMap(\.stop)
+            for service in slots.services.keys {
+                slots.services[service]!.stop = nil
+                slots.services[service]!.id = nil
+            }
+            slots.orientationGenerators = 0
+            slots.orientationPullID = nil
+            return stops
+        }
+        stops.forEach { $0() }
+        await engine.shutdown()
+    }
+
     // MARK: Implementation
 
     enum HandlerQueue {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Motion
 import MotionAlgorithms
 import MotionCore
 import MotionTesting
@@ -6,10 +7,10 @@ import MotionTrace
 
 /// `motionctl orientation`: device-orientation changes from a trace, in UIKit's or iio-sensor-proxy's names, or
 /// the classifier's figures on simulated labelled scenarios.
-struct OrientationCommand: ParsableCommand {
+struct OrientationCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "orientation",
-        abstract: "Print each device-orientation change found in a trace.",
+        abstract: "Print each device-orientation change of a trace or a live device.",
         discussion: """
             Orientations are UIKit's (portrait, portraitUpsideDown, landscapeLeft: right edge up, landscapeRight, \
             faceUp: screen to the sky, faceDown), low-passed, with a dead zone between neighbours, a settle time \
@@ -17,7 +18,7 @@ struct OrientationCommand: ParsableCommand {
             instead, like monitor-sensor: the orientation (normal, bottom-up, left-up, right-up; kept while the \
             device lies flat) and the tilt (vertical, tilted-up/down, face-up/down, with face-up meaning the \
             screen faces the sky). The trace is replayed like stream (--speed realtime by default; --speed max for \
-            batch use). --evaluate instead scores the classifier on simulated labelled scenarios. See \
+            batch use). --device reads a live accelerometer instead, until SIGINT or SIGTERM. --evaluate instead scores the classifier on simulated labelled scenarios. See \
             Docs/MotionEvents.md.
             """
     )
@@ -26,7 +27,7 @@ struct OrientationCommand: ParsableCommand {
     var trace: String?
 
     @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
-    var speed: ReplaySpeed = .realtime
+    var speed: ReplaySpeed?
 
     @Option(help: "Output format: text (one line per change, like monitor-sensor) or jsonl (JSON Lines).")
     var format: EventFormat = .text
@@ -37,23 +38,45 @@ struct OrientationCommand: ParsableCommand {
     @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
     var lenient = false
 
+    @OptionGroup var live: LiveEventOptions
     @OptionGroup var settings: OrientationSettingsOptions
     @OptionGroup var evaluation: EvaluationOptions
 
     func validate() throws {
-        try evaluation.validate(trace: trace)
+        try live.validate(trace: trace, evaluate: evaluation.evaluate, speedGiven: speed != nil, lenient: lenient)
+        if live.device == nil { try evaluation.validate(trace: trace) }
     }
 
-    func run() throws {
+    func run() async throws {
         Interruption.install()
         do {
             if evaluation.evaluate {
                 try evaluate()
+            } else if let source = live.source {
+                try await classifyLive(source)
             } else {
                 try classify()
             }
         } catch {
             throw report(error)
+        }
+    }
+
+    /// The changes of a live device, through a `MotionManager`, each printed (and flushed) as it settles.
+    func classifyLive(_ source: MotionSource) async throws(MotionError) {
+        let format = format
+        let ispNames = ispNames
+        let configuration = MotionConfiguration(orientation: settings.configuration)
+        try await LiveEventOptions.run(source, configuration: configuration) { manager throws(MotionError) in
+            let output = try EventOutput(format: format)
+            if ispNames && format == .text {
+                try output.writeLine("=== Has accelerometer (orientation: undefined, tilt: undefined)")
+                try output.flush()
+            }
+            for try await change in manager.deviceOrientationChanges() {
+                try Self.write(change, ispNames: ispNames, to: output)
+                try output.flush()
+            }
         }
     }
 
@@ -67,7 +90,7 @@ struct OrientationCommand: ParsableCommand {
             try output.writeLine("=== Has accelerometer (orientation: undefined, tilt: undefined)")
         }
         var classifier = OrientationClassifier<Double>(configuration: settings.configuration)
-        var pacer = Pacer(speed: speed.factor)
+        var pacer = Pacer(speed: (speed ?? .realtime).factor)
         while !Interruption.isRequested, let sample = try reader.next() {
             guard let acceleration = sample.acceleration else { continue }
             if let deadline = pacer.deadline(for: sample.timestamp) {
@@ -76,12 +99,14 @@ struct OrientationCommand: ParsableCommand {
                 if Interruption.isRequested { break }
             }
             guard let change = classifier.update(acceleration.vector, at: sample.timestamp) else { continue }
-            try write(change, to: output)
+            try Self.write(change, ispNames: ispNames, to: output)
         }
         try output.flush()
     }
 
-    func write(_ change: OrientationClassifier<Double>.Change, to output: EventOutput) throws(MotionError) {
+    static func write(
+        _ change: OrientationClassifier<Double>.Change, ispNames: Bool, to output: EventOutput
+    ) throws(MotionError) {
         var reports: [(type: String, label: String, value: String, previous: String)] = []
         if ispNames {
             if change.iioSensorProxyOrientationChanged {

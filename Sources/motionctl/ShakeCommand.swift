@@ -1,4 +1,5 @@
 import ArgumentParser
+import Motion
 import MotionAlgorithms
 import MotionCore
 import MotionTesting
@@ -10,17 +11,18 @@ import Glibc
 
 /// `motionctl shake`: shake gestures (began, ended, cancelled) from a trace, or the detector's figures on
 /// simulated labelled scenarios.
-struct ShakeCommand: ParsableCommand {
+struct ShakeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "shake",
-        abstract: "Print shake gestures (began, ended, cancelled) found in a trace.",
+        abstract: "Print shake gestures (began, ended, cancelled) of a trace or a live device.",
         discussion: """
             Each line is one event with UIKit's phases: began when a back-and-forth along one line has made \
             --reversals reversals, ended when it stops within --max-duration, cancelled when it goes on longer \
             (tooLong), stops being along one line (notAShake), or the trace ends during it (interrupted). The \
             axis is the device axis with most of the shake's energy. The trace is replayed like stream (--speed \
             realtime by default, so events appear when a live device would produce them; --speed max for \
-            batch use). --evaluate instead scores the detector on simulated labelled scenarios and prints \
+            batch use). --device reads a live accelerometer instead, until SIGINT or SIGTERM. --evaluate instead \
+            scores the detector on simulated labelled scenarios and prints \
             precision and recall. See Docs/MotionEvents.md.
             """
     )
@@ -29,7 +31,7 @@ struct ShakeCommand: ParsableCommand {
     var trace: String?
 
     @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
-    var speed: ReplaySpeed = .realtime
+    var speed: ReplaySpeed?
 
     @Option(help: "Output format: text (one line per event) or jsonl (JSON Lines).")
     var format: EventFormat = .text
@@ -37,6 +39,7 @@ struct ShakeCommand: ParsableCommand {
     @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
     var lenient = false
 
+    @OptionGroup var live: LiveEventOptions
     @OptionGroup var sensitivity: ShakeSensitivityOptions
     @OptionGroup var evaluation: EvaluationOptions
 
@@ -47,7 +50,8 @@ struct ShakeCommand: ParsableCommand {
     var seismic: Double?
 
     func validate() throws {
-        try evaluation.validate(trace: trace)
+        try live.validate(trace: trace, evaluate: evaluation.evaluate, speedGiven: speed != nil, lenient: lenient)
+        if live.device == nil { try evaluation.validate(trace: trace) }
         if let seismic {
             guard evaluation.evaluate else { throw ValidationError("--seismic only works with --evaluate.") }
             guard seismic > 0, seismic.isFinite else {
@@ -56,16 +60,31 @@ struct ShakeCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         Interruption.install()
         do {
             if evaluation.evaluate {
                 try evaluate()
+            } else if let source = live.source {
+                try await detectLive(source)
             } else {
                 try detect()
             }
         } catch {
             throw report(error)
+        }
+    }
+
+    /// The shakes of a live device, through a `MotionManager`, each event printed (and flushed) as it happens.
+    func detectLive(_ source: MotionSource) async throws(MotionError) {
+        let format = format
+        let configuration = MotionConfiguration(shake: sensitivity.configuration)
+        try await LiveEventOptions.run(source, configuration: configuration) { manager throws(MotionError) in
+            let output = try EventOutput(format: format)
+            for try await event in manager.shakeEvents() {
+                try Self.write(event, to: output)
+                try output.flush()
+            }
         }
     }
 
@@ -76,7 +95,7 @@ struct ShakeCommand: ParsableCommand {
         try requireAccelerometer(reader, path: path)
         let output = try EventOutput(format: format)
         var detector = ShakeDetector<Double>(configuration: sensitivity.configuration)
-        var pacer = Pacer(speed: speed.factor)
+        var pacer = Pacer(speed: (speed ?? .realtime).factor)
         var last: Double?
         while !Interruption.isRequested, let sample = try reader.next() {
             guard let acceleration = sample.acceleration else { continue }
@@ -87,15 +106,15 @@ struct ShakeCommand: ParsableCommand {
             }
             last = sample.timestamp
             if let event = detector.update(acceleration.vector, at: sample.timestamp) {
-                try write(event, to: output)
+                try Self.write(event, to: output)
             }
         }
         // The input ended (or was interrupted) during a shake: the sensor stopped, as an interruption.
-        if let last, let event = detector.cancel(at: last) { try write(event, to: output) }
+        if let last, let event = detector.cancel(at: last) { try Self.write(event, to: output) }
         try output.flush()
     }
 
-    func write(_ event: ShakeEvent, to output: EventOutput) throws(MotionError) {
+    static func write(_ event: ShakeEvent, to output: EventOutput) throws(MotionError) {
         switch output.format {
         case .text:
             try output.writeLine(timestamp: event.timestamp, message: Self.text(for: event))

@@ -340,6 +340,53 @@ struct DeviceCommandTests {
         }
     }
 
+    /// `orientation --device` prints each settled change of a live accelerometer (through MotionManager); SIGTERM
+    /// ends it with status 0 and the buffer disabled.
+    @Test func orientationFromALiveDevice() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            try testbed.add(.lis3dhTrigger)
+            let child = try RunningMotionctl(["orientation", "--device", "auto", "--format", "jsonl"])
+            #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
+            try testbed.feed("/dev/iio:device0", scans(0..<200))  // y ≈ −1 g for 2 s: upright in portrait
+            #expect(try await child.wait { $0.stdout.contains("\"orientation\":\"portrait\"") })
+            #expect(try await child.stop(SIGTERM) == 0)
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+            #expect(child.lines.count == 1)
+            #expect(child.lines.first?.hasPrefix("{\"type\":\"orientation\",\"t\":1.") == true)
+            #expect(child.lines.first?.hasSuffix("\"orientation\":\"portrait\",\"previous\":\"unknown\"}") == true)
+
+            let usage = try Motionctl.run(["orientation", "--device", "auto", "--trace", "x.csv"])
+            #expect(usage.status == 64)
+            #expect(usage.stderr.contains("Choose one of --trace, --device and --evaluate"))
+        }
+    }
+
+    /// `shake --device` prints began and ended for a 4 Hz, 1.5 g back-and-forth along x on a live device.
+    @Test func shakeFromALiveDevice() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            try testbed.add(.lis3dhTrigger)
+            let child = try RunningMotionctl(["shake", "--device", "auto"])
+            #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
+            // 1 s still, 0.75 s of shaking (3 periods at 4 Hz, ±1536 LSB = ±1.5 g on x), 1.25 s still; 100 Hz.
+            let rows = (0..<300).map { i -> [Int64] in
+                let t = Double(i) * 0.01
+                let shaking = t >= 1 && t < 1.75
+                let x = shaking ? Int64((1536 * sin(2 * Double.pi * 4 * (t - 1))).rounded()) : 0
+                return [x, -1024, 0, 1_000_000_000 + Int64(i) * 10_000_000]
+            }
+            try testbed.feed("/dev/iio:device0", lis3dhScans.encode(rows: rows))
+            #expect(try await child.wait { $0.stdout.contains("Shake ended") })
+            #expect(try await child.stop(SIGINT) == 0)
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+            let events = child.lines
+            #expect(events.count == 2)
+            #expect(events.first?.contains("Shake began (axis x") == true)
+            #expect(events.last?.contains("Shake ended (axis x") == true)
+        }
+    }
+
     /// The file is flushed every batch: after `kill -9` it holds whole lines, which read back.
     @Test func recordSurvivesKill9() async throws {
         try await Testbed.run { testbed in

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Motion
+import MotionCore
+
+/// `--device` for the event commands (`shake`, `orientation`): the events of a live device, through a
+/// `MotionManager` (the accelerometer runs while the command listens and is switched off when it ends).
+struct LiveEventOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "Read a live device instead of a trace: auto, or a name, label, id (iio:device0), sysfs path or /dev node.",
+        valueName: "auto|name|path"))
+    var device: String?
+
+    @Flag(name: .customLong("include-base"), help: "With --device: also use accelerometers in the base of a convertible.")
+    var includeBase = false
+
+    /// Checks that exactly one input is chosen.
+    func validate(trace: String?, evaluate: Bool, speedGiven: Bool, lenient: Bool) throws {
+        guard let device else {
+            if includeBase { throw ValidationError("--include-base only works with --device.") }
+            return
+        }
+        if trace != nil || evaluate {
+            throw ValidationError("Choose one of --trace, --device and --evaluate.")
+        }
+        if device.isEmpty { throw ValidationError("--device needs a value: auto, or a device's name or path.") }
+        if speedGiven || lenient { throw ValidationError("--speed and --lenient apply to --trace only.") }
+    }
+
+    var source: MotionSource? { device.map { MotionSource.device($0, includeBase: includeBase) } }
+
+    /// Runs `body` with a manager on the device until SIGINT or SIGTERM (status 0) or a device error, then
+    /// switches the device off before returning.
+    static func run(
+        _ source: MotionSource, configuration: MotionConfiguration,
+        _ body: @escaping @Sendable (MotionManager) async throws(MotionError) -> Void
+    ) async throws(MotionError) {
+        try await SignalCancellation.run {
+            let manager = try MotionManager(source: source, configuration: configuration)
+            guard manager.isAccelerometerAvailable else {
+                throw MotionError(
+                    .deviceNotFound,
+                    "no accelerometer matches --device \(source.selectorDescription) (see motionctl devices and Docs/Devices.md)")
+            }
+            do {
+                try await body(manager)
+            } catch {
+                await manager.stopAllUpdates()
+                throw error
+            }
+            await manager.stopAllUpdates()
+        }
+    }
+}
+
+extension MotionSource {
+    /// The device selector as typed.
+    fileprivate var selectorDescription: String {
+        description.hasPrefix("device ") ? String(description.dropFirst("device ".count)) : description
+    }
+}
