@@ -16,7 +16,7 @@ struct MotionCtl: AsyncParsableCommand {
             output pipe), 64 usage, 65 bad input data, 66 no input, 69 device unavailable, 70 internal error,
             74 I/O error, 77 permission denied. See Docs/CLI.md.
             """,
-        subcommands: [StreamCommand.self, AttitudeCommand.self, SimulateCommand.self, OrientationCommand.self, ShakeCommand.self, DevicesCommand.self, RecordCommand.self]
+        subcommands: [StreamCommand.self, AttitudeCommand.self, SimulateCommand.self, OrientationCommand.self, ShakeCommand.self, DevicesCommand.self, RecordCommand.self, SettingsCommand.self]
     )
 
     /// Parses and runs a command; usage errors become one `motionctl: error: …` line on stderr with status 64.

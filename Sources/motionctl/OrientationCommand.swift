@@ -50,12 +50,13 @@ struct OrientationCommand: AsyncParsableCommand {
     func run() async throws {
         Interruption.install()
         do {
+            let configuration = settings.configuration(try MotionSettings.load())
             if evaluation.evaluate {
-                try evaluate()
+                try evaluate(configuration)
             } else if let source = live.source {
-                try await classifyLive(source)
+                try await classifyLive(source, configuration)
             } else {
-                try classify()
+                try classify(configuration)
             }
         } catch {
             throw report(error)
@@ -63,10 +64,12 @@ struct OrientationCommand: AsyncParsableCommand {
     }
 
     /// The changes of a live device, through a `MotionManager`, each printed (and flushed) as it settles.
-    func classifyLive(_ source: MotionSource) async throws(MotionError) {
+    func classifyLive(
+        _ source: MotionSource, _ orientationConfiguration: OrientationClassifier<Double>.Configuration
+    ) async throws(MotionError) {
         let format = format
         let ispNames = ispNames
-        let configuration = MotionConfiguration(orientation: settings.configuration)
+        let configuration = MotionConfiguration(orientation: orientationConfiguration)
         try await LiveEventOptions.run(source, configuration: configuration) { manager throws(MotionError) in
             let output = try EventOutput(format: format)
             if ispNames && format == .text {
@@ -80,7 +83,7 @@ struct OrientationCommand: AsyncParsableCommand {
         }
     }
 
-    func classify() throws(MotionError) {
+    func classify(_ configuration: OrientationClassifier<Double>.Configuration) throws(MotionError) {
         let path = trace ?? "-"
         let reader = try TraceReader(path: path, options: .init(lenient: lenient))
         defer { warnAboutSkippedRows(reader) }
@@ -89,7 +92,7 @@ struct OrientationCommand: AsyncParsableCommand {
         if ispNames && format == .text {
             try output.writeLine("=== Has accelerometer (orientation: undefined, tilt: undefined)")
         }
-        var classifier = OrientationClassifier<Double>(configuration: settings.configuration)
+        var classifier = OrientationClassifier<Double>(configuration: configuration)
         var pacer = Pacer(speed: (speed ?? .realtime).factor)
         while !Interruption.isRequested, let sample = try reader.next() {
             guard let acceleration = sample.acceleration else { continue }
@@ -138,13 +141,13 @@ struct OrientationCommand: AsyncParsableCommand {
         }
     }
 
-    func evaluate() throws(MotionError) {
+    func evaluate(_ configuration: OrientationClassifier<Double>.Configuration) throws(MotionError) {
         var score = OrientationScore()
         for seed in evaluation.scenarioSeeds.seeds {
             if Interruption.isRequested { break }
             let scenario = Scenario.random(seed: seed)
             let simulation = try Simulation(scenario: scenario, options: evaluation.simulationOptions(seed: seed))
-            score.add(scenario: scenario, simulation: simulation, configuration: settings.configuration)
+            score.add(scenario: scenario, simulation: simulation, configuration: configuration)
         }
         let output = try EventOutput(format: .text)
         for line in score.report(options: evaluation, verbose: evaluation.verbose) { try output.writeLine(line) }
@@ -155,19 +158,19 @@ struct OrientationCommand: AsyncParsableCommand {
 /// The orientation classifier's settings.
 struct OrientationSettingsOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Low-pass cutoff applied before classifying.", valueName: "hz"))
-    var cutoff: Double = 1
+    var cutoff: Double?
 
     @Option(
         help: ArgumentHelp(
             "Half the dead zone between neighbouring orientations: a new one is taken within 45° minus this.",
             valueName: "degrees"))
-    var hysteresis: Double = 15
+    var hysteresis: Double?
 
     @Option(
         name: .customLong("settle"),
         help: ArgumentHelp(
             "How long a change must stand, with the device still, before it is reported.", valueName: "seconds"))
-    var settleTime: Double = 0.5
+    var settleTime: Double?
 
     @Option(
         help: ArgumentHelp(
@@ -175,13 +178,13 @@ struct OrientationSettingsOptions: ParsableArguments {
     var tolerance: Double = 0.2
 
     func validate() throws {
-        guard cutoff > 0, cutoff.isFinite else {
+        if let cutoff, !(cutoff > 0 && cutoff.isFinite) {
             throw ValidationError("--cutoff must be a positive number of hertz, got \(cutoff).")
         }
-        guard hysteresis >= 0, hysteresis < 45 else {
+        if let hysteresis, !(hysteresis >= 0 && hysteresis < 45) {
             throw ValidationError("--hysteresis must be in [0, 45) degrees, got \(hysteresis).")
         }
-        guard settleTime >= 0, settleTime.isFinite else {
+        if let settleTime, !(settleTime >= 0 && settleTime.isFinite) {
             throw ValidationError("--settle must be ≥ 0 s, got \(settleTime).")
         }
         guard tolerance > 0, tolerance.isFinite else {
@@ -189,10 +192,13 @@ struct OrientationSettingsOptions: ParsableArguments {
         }
     }
 
-    var configuration: OrientationClassifier<Double>.Configuration {
-        OrientationClassifier<Double>.Configuration(
-            cutoff: cutoff, hysteresis: hysteresis * .pi / 180, settleTime: settleTime, accelerationTolerance: tolerance
-        )
+    /// The classifier's configuration: these flags where given, else the settings (`orientation.*`,
+    /// Docs/Settings.md).
+    func configuration(_ settings: MotionSettings) -> OrientationClassifier<Double>.Configuration {
+        let base = settings.orientationConfiguration
+        return OrientationClassifier<Double>.Configuration(
+            cutoff: cutoff ?? base.cutoff, hysteresis: hysteresis.map { $0 * .pi / 180 } ?? base.hysteresis,
+            settleTime: settleTime ?? base.settleTime, accelerationTolerance: tolerance)
     }
 }
 

@@ -63,12 +63,13 @@ struct ShakeCommand: AsyncParsableCommand {
     func run() async throws {
         Interruption.install()
         do {
+            let configuration = sensitivity.configuration(try MotionSettings.load())
             if evaluation.evaluate {
-                try evaluate()
+                try evaluate(configuration)
             } else if let source = live.source {
-                try await detectLive(source)
+                try await detectLive(source, configuration)
             } else {
-                try detect()
+                try detect(configuration)
             }
         } catch {
             throw report(error)
@@ -76,9 +77,11 @@ struct ShakeCommand: AsyncParsableCommand {
     }
 
     /// The shakes of a live device, through a `MotionManager`, each event printed (and flushed) as it happens.
-    func detectLive(_ source: MotionSource) async throws(MotionError) {
+    func detectLive(
+        _ source: MotionSource, _ shakeConfiguration: ShakeDetector<Double>.Configuration
+    ) async throws(MotionError) {
         let format = format
-        let configuration = MotionConfiguration(shake: sensitivity.configuration)
+        let configuration = MotionConfiguration(shake: shakeConfiguration)
         try await LiveEventOptions.run(source, configuration: configuration) { manager throws(MotionError) in
             let output = try EventOutput(format: format)
             for try await event in manager.shakeEvents() {
@@ -88,13 +91,13 @@ struct ShakeCommand: AsyncParsableCommand {
         }
     }
 
-    func detect() throws(MotionError) {
+    func detect(_ configuration: ShakeDetector<Double>.Configuration) throws(MotionError) {
         let path = trace ?? "-"
         let reader = try TraceReader(path: path, options: .init(lenient: lenient))
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: path)
         let output = try EventOutput(format: format)
-        var detector = ShakeDetector<Double>(configuration: sensitivity.configuration)
+        var detector = ShakeDetector<Double>(configuration: configuration)
         var pacer = Pacer(speed: (speed ?? .realtime).factor)
         var last: Double?
         while !Interruption.isRequested, let sample = try reader.next() {
@@ -142,7 +145,7 @@ struct ShakeCommand: AsyncParsableCommand {
             "\(phase) (axis \(event.axis), \(event.strokes) strokes\(duration), peak \(fixed(event.peakAcceleration, 2)) g)"
     }
 
-    func evaluate() throws(MotionError) {
+    func evaluate(_ configuration: ShakeDetector<Double>.Configuration) throws(MotionError) {
         let seeds = evaluation.scenarioSeeds.seeds
         var score = ShakeScore()
         for seed in seeds {
@@ -152,7 +155,7 @@ struct ShakeCommand: AsyncParsableCommand {
             if let seismic {
                 score.addSeismic(scenario: scenario, simulation: simulation, threshold: seismic)
             } else {
-                score.add(scenario: scenario, simulation: simulation, configuration: sensitivity.configuration)
+                score.add(scenario: scenario, simulation: simulation, configuration: configuration)
             }
         }
         let output = try EventOutput(format: .text)
@@ -167,7 +170,7 @@ struct ShakeCommand: AsyncParsableCommand {
 /// The shake detector's sensitivity options.
 struct ShakeSensitivityOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Linear acceleration a stroke must reach, after gravity removal.", valueName: "g"))
-    var threshold: Double = 0.3
+    var threshold: Double?
 
     @Option(
         name: .customLong("min-frequency"),
@@ -178,13 +181,13 @@ struct ShakeSensitivityOptions: ParsableArguments {
     var maximumFrequency: Double = 10
 
     @Option(help: ArgumentHelp("Reversals (changes of direction) that make a shake begin.", valueName: "n"))
-    var reversals: Int = 2
+    var reversals: Int?
 
     @Option(
         name: .customLong("max-duration"),
         help: ArgumentHelp(
             "Longest shake that ends rather than being cancelled.", valueName: "seconds"))
-    var maximumDuration: Double = 1
+    var maximumDuration: Double?
 
     @Option(
         name: .customLong("min-linearity"),
@@ -193,7 +196,7 @@ struct ShakeSensitivityOptions: ParsableArguments {
     var minimumLinearity: Double = 0.97
 
     func validate() throws {
-        guard threshold > 0, threshold.isFinite else {
+        if let threshold, !(threshold > 0 && threshold.isFinite) {
             throw ValidationError("--threshold must be a positive number of g, got \(threshold).")
         }
         guard minimumFrequency > 0, maximumFrequency > minimumFrequency, maximumFrequency.isFinite else {
@@ -207,8 +210,8 @@ struct ShakeSensitivityOptions: ParsableArguments {
         guard minimumFrequency > 0.8 else {
             throw ValidationError("--min-frequency must be above the 0.8 Hz gravity cutoff, got \(minimumFrequency).")
         }
-        guard reversals >= 1 else { throw ValidationError("--reversals must be at least 1, got \(reversals).") }
-        guard maximumDuration > 0, maximumDuration.isFinite else {
+        if let reversals, reversals < 1 { throw ValidationError("--reversals must be at least 1, got \(reversals).") }
+        if let maximumDuration, !(maximumDuration > 0 && maximumDuration.isFinite) {
             throw ValidationError("--max-duration must be a positive number of seconds, got \(maximumDuration).")
         }
         guard (0...1).contains(minimumLinearity) else {
@@ -216,10 +219,13 @@ struct ShakeSensitivityOptions: ParsableArguments {
         }
     }
 
-    var configuration: ShakeDetector<Double>.Configuration {
-        ShakeDetector<Double>.Configuration(
-            threshold: threshold, frequencyBand: minimumFrequency...maximumFrequency, minimumReversals: reversals,
-            minimumLinearity: minimumLinearity, maximumDuration: maximumDuration)
+    /// The detector's configuration: these flags where given, else the settings (`shake.*`, Docs/Settings.md).
+    func configuration(_ settings: MotionSettings) -> ShakeDetector<Double>.Configuration {
+        let base = settings.shakeConfiguration
+        return ShakeDetector<Double>.Configuration(
+            threshold: threshold ?? base.threshold, frequencyBand: minimumFrequency...maximumFrequency,
+            minimumReversals: reversals ?? base.minimumReversals, minimumLinearity: minimumLinearity,
+            maximumDuration: maximumDuration ?? base.maximumDuration)
     }
 }
 

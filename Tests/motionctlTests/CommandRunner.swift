@@ -24,11 +24,15 @@ enum Motionctl {
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Runs `motionctl arguments`, feeding `stdin` (if any), and waits for it.
-    static func run(_ arguments: [String], stdin: Data? = nil) throws -> CommandResult {
+    /// Runs `motionctl arguments`, feeding `stdin` (if any), with `environment` added to this process's, and
+    /// waits for it.
+    static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) throws -> CommandResult {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.currentDirectoryURL = packageRoot
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

@@ -1,0 +1,208 @@
+import MotionCore
+
+/// One setting swift-motion knows: its key, its type with the allowed values, its default and what it does.
+///
+/// Keys are `group.name` in camel case (`shake.threshold`); the environment variable is `SWIFT_MOTION_` and the
+/// key in upper snake case (`SWIFT_MOTION_SHAKE_THRESHOLD`).
+public struct SettingDefinition: Hashable, Sendable {
+    /// The kind of value and what is allowed.
+    public enum Kind: Hashable, Sendable {
+        /// A decimal number in a range, with its unit (`s`, `g`, `Hz`, `°`).
+        case number(NumberRange, unit: String)
+        /// A whole number in a range.
+        case integer(ClosedRange<Int>)
+        /// One of a fixed list of words.
+        case choice([String])
+        /// `true` or `false` (also `yes`/`no`, `on`/`off`, `1`/`0`).
+        case flag
+        /// Any text.
+        case text
+    }
+
+    /// A range of numbers whose ends may be open.
+    public struct NumberRange: Hashable, Sendable, CustomStringConvertible {
+        /// The lower end.
+        public var lowerBound: Double
+        /// The upper end.
+        public var upperBound: Double
+        /// `true` when the lower end is allowed.
+        public var includesLowerBound: Bool
+        /// `true` when the upper end is allowed.
+        public var includesUpperBound: Bool
+
+        /// Creates a range; both ends are included unless stated.
+        public init(_ lowerBound: Double, _ upperBound: Double, includesLowerBound: Bool = true, includesUpperBound: Bool = true) {
+            self.lowerBound = lowerBound
+            self.upperBound = upperBound
+            self.includesLowerBound = includesLowerBound
+            self.includesUpperBound = includesUpperBound
+        }
+
+        /// `true` when `value` is in the range (and finite).
+        public func contains(_ value: Double) -> Bool {
+            guard value.isFinite else { return false }
+            let aboveLower = includesLowerBound ? value >= lowerBound : value > lowerBound
+            let belowUpper = includesUpperBound ? value <= upperBound : value < upperBound
+            return aboveLower && belowUpper
+        }
+
+        /// Interval notation: `(0, 10]`.
+        public var description: String {
+            "\(includesLowerBound ? "[" : "(")\(SettingValue.formatted(lowerBound)), "
+                + "\(SettingValue.formatted(upperBound))\(includesUpperBound ? "]" : ")")"
+        }
+    }
+
+    /// Why a text is not a value of a setting.
+    public struct Problem: Error, Hashable, Sendable, CustomStringConvertible {
+        /// What was expected and what was found.
+        public var description: String
+    }
+
+    /// The key, such as `shake.threshold`.
+    public let key: String
+    /// The type and allowed values.
+    public let kind: Kind
+    /// The built-in default.
+    public let defaultValue: SettingValue
+    /// What the setting does, with its unit.
+    public let summary: String
+
+    /// The environment variable that sets it: `SWIFT_MOTION_SHAKE_THRESHOLD` for `shake.threshold`.
+    public var environmentVariable: String {
+        var name = "SWIFT_MOTION_"
+        for character in key {
+            if character == "." {
+                name.append("_")
+            } else if character.isUppercase {
+                name.append("_")
+                name.append(character)
+            } else {
+                name.append(contentsOf: character.uppercased())
+            }
+        }
+        return name
+    }
+
+    /// The allowed values in words: `a number of g in (0, 10]`, `one of a, b`.
+    public var allowed: String {
+        switch kind {
+        case .number(let range, let unit): "a number\(unit.isEmpty ? "" : " of \(unit)") in \(range)"
+        case .integer(let range): "a whole number in \(range.lowerBound)...\(range.upperBound)"
+        case .choice(let words): "one of \(words.joined(separator: ", "))"
+        case .flag: "true or false"
+        case .text: "any text"
+        }
+    }
+
+    /// Parses `text` as a value of this setting, or says what is allowed.
+    public func parse(_ text: String) -> Result<SettingValue, SettingDefinition.Problem> {
+        let trimmed = text.trimmingSpaces()
+        switch kind {
+        case .number(let range, _):
+            guard let number = Double(trimmed), range.contains(number) else {
+                return .failure(Problem(description: "expected \(allowed), found \"\(trimmed)\""))
+            }
+            return .success(.number(number))
+        case .integer(let range):
+            guard let integer = Int(trimmed), range.contains(integer) else {
+                return .failure(Problem(description: "expected \(allowed), found \"\(trimmed)\""))
+            }
+            return .success(.integer(integer))
+        case .choice(let words):
+            guard words.contains(trimmed) else { return .failure(Problem(description: "expected \(allowed), found \"\(trimmed)\"")) }
+            return .success(.text(trimmed))
+        case .flag:
+            switch trimmed.lowercased() {
+            case "true", "yes", "on", "1": return .success(.flag(true))
+            case "false", "no", "off", "0": return .success(.flag(false))
+            default: return .failure(Problem(description: "expected \(allowed), found \"\(trimmed)\""))
+            }
+        case .text:
+            return .success(.text(trimmed))
+        }
+    }
+}
+
+/// A setting's value.
+public enum SettingValue: Hashable, Sendable, CustomStringConvertible {
+    /// A decimal number, in the setting's unit.
+    case number(Double)
+    /// A whole number.
+    case integer(Int)
+    /// A word or text (choices too).
+    case text(String)
+    /// `true` or `false`.
+    case flag(Bool)
+
+    /// The value as written in a settings file.
+    public var description: String {
+        switch self {
+        case .number(let number):
+            number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : "\(number)"
+        case .integer(let integer): "\(integer)"
+        case .text(let text): text
+        case .flag(let flag): flag ? "true" : "false"
+        }
+    }
+
+    static func formatted(_ value: Double) -> String { SettingValue.number(value).description }
+
+    var numberValue: Double? {
+        switch self {
+        case .number(let number): number
+        case .integer(let integer): Double(integer)
+        default: nil
+        }
+    }
+}
+
+extension SettingDefinition {
+    /// Every setting, in the order `motionctl settings` prints them.
+    public static let all: [SettingDefinition] = [
+        .init(key: "accelerometer.updateInterval", kind: .number(.init(0, 1), unit: "s"), defaultValue: .number(0.01),
+              summary: "Seconds between accelerometer updates; 0 for every sample."),
+        .init(key: "gyroscope.updateInterval", kind: .number(.init(0, 1), unit: "s"), defaultValue: .number(0.01),
+              summary: "Seconds between gyroscope updates; 0 for every sample."),
+        .init(key: "magnetometer.updateInterval", kind: .number(.init(0, 1), unit: "s"), defaultValue: .number(0.01),
+              summary: "Seconds between magnetometer updates; 0 for every sample."),
+        .init(key: "deviceMotion.updateInterval", kind: .number(.init(0, 1), unit: "s"), defaultValue: .number(0.01),
+              summary: "Seconds between device-motion updates; 0 for every sample."),
+        .init(key: "deviceMotion.referenceFrame", kind: .choice(AttitudeReferenceFrame.allCases.map(\.rawValue)),
+              defaultValue: .text(AttitudeReferenceFrame.xArbitraryZVertical.rawValue),
+              summary: "The reference frame of device motion (Docs/Attitude.md)."),
+        .init(key: "deviceMotion.magneticDeclination", kind: .number(.init(-180, 180), unit: "°"), defaultValue: .number(0),
+              summary: "Magnetic declination in degrees, east positive, for the true-north frame."),
+        .init(key: "filter.factor", kind: .number(.init(0, 1, includesLowerBound: false), unit: ""),
+              defaultValue: .number(0.1),
+              summary: "Low-pass filtering factor α of the seed's listing (new = α·x + (1 − α)·old)."),
+        .init(key: "shake.threshold", kind: .number(.init(0, 10, includesLowerBound: false), unit: "g"),
+              defaultValue: .number(0.3), summary: "Linear acceleration a stroke must reach, in g."),
+        .init(key: "shake.minimumReversals", kind: .integer(1...20), defaultValue: .integer(2),
+              summary: "Reversals (changes of direction) that make a shake begin."),
+        .init(key: "shake.maximumDuration", kind: .number(.init(0, 60, includesLowerBound: false), unit: "s"),
+              defaultValue: .number(1), summary: "Longest shake that ends rather than being cancelled, in seconds."),
+        .init(key: "orientation.hysteresis", kind: .number(.init(0, 45, includesUpperBound: false), unit: "°"),
+              defaultValue: .number(15), summary: "Half the dead zone between neighbouring orientations, in degrees."),
+        .init(key: "orientation.settleTime", kind: .number(.init(0, 10), unit: "s"), defaultValue: .number(0.5),
+              summary: "How long a new orientation must stand before it is reported, in seconds."),
+        .init(key: "orientation.cutoff", kind: .number(.init(0, 50, includesLowerBound: false), unit: "Hz"),
+              defaultValue: .number(1), summary: "Low-pass cutoff before classifying, in hertz."),
+        .init(key: "device.selector", kind: .text, defaultValue: .text("auto"),
+              summary: "The device to read: auto, or a name, label, id, sysfs path or /dev node."),
+        .init(key: "device.includeBase", kind: .flag, defaultValue: .flag(false),
+              summary: "Also use accelerometers in the base of a convertible."),
+    ]
+
+    /// The definition of `key`, or `nil`.
+    public static func named(_ key: String) -> SettingDefinition? { all.first { $0.key == key } }
+}
+
+extension String {
+    func trimmingSpaces() -> String {
+        var slice = Substring(self)
+        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" || last == "\r" { slice.removeLast() }
+        return String(slice)
+    }
+}
