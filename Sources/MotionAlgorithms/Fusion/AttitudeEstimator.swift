@@ -322,7 +322,8 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         let n = (u * u).sum().squareRoot()
         guard n > 0 else { return renormalized(q) }  // no direction: no correction
         let w = n + u.z
-        // Within 10⁻⁶ of upside down: the half turn about x of `correction(towardsUp:)`.
+        // As in `correction(towardsUp:)`: when √((1 + u.z/|u|)/2) ≤ 10⁻⁶ (u within about 2·10⁻⁶ rad of straight
+        // down), the half turn about x.
         guard w > 2e-12 * n else { return (Quaternion(w: 0, x: 1, y: 0, z: 0) * q).normalized }
         let (x, y) = (u.y, -u.x)
         return Quaternion(
