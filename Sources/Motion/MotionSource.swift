@@ -9,6 +9,7 @@ public struct MotionSource: Sendable, CustomStringConvertible {
         case device(selector: String, includeBase: Bool, batchDuration: Double)
         case trace(path: String, lenient: Bool)
         case samples([MotionSample])
+        case live(@Sendable () -> any LiveSampleIterator)
     }
 
     let kind: Kind
@@ -49,10 +50,21 @@ public struct MotionSource: Sendable, CustomStringConvertible {
         MotionSource(kind: .samples(samples), pacing: pacing)
     }
 
-    /// `true` for live devices, `false` for recordings.
+    /// Samples from an asynchronous sequence the caller feeds (another driver, a network stream, a test), taken
+    /// as they come, like a live device: no pacing, and the updates end when the sequence ends (or with its
+    /// error, as a `MotionError`). The sequence is iterated once, from the first subscription on; while no
+    /// subscription is active it is not read.
+    public static func stream<Samples: AsyncSequence & Sendable>(_ samples: Samples) -> MotionSource
+    where Samples.Element == MotionSample {
+        MotionSource(kind: .live({ SequenceIterator(samples.makeAsyncIterator()) }), pacing: .realTime)
+    }
+
+    /// `true` for live devices and streams, `false` for recordings.
     public var isLive: Bool {
-        if case .device = kind { return true }
-        return false
+        switch kind {
+        case .device, .live: true
+        case .trace, .samples: false
+        }
     }
 
     public var description: String {
@@ -60,6 +72,7 @@ public struct MotionSource: Sendable, CustomStringConvertible {
         case .device(let selector, _, _): "device \(selector)"
         case .trace(let path, _): "trace \(path) (\(pacing))"
         case .samples(let samples): "\(samples.count) samples (\(pacing))"
+        case .live: "stream"
         }
     }
 }
@@ -100,6 +113,31 @@ public struct ReplayPacing: Hashable, Sendable, CustomStringConvertible {
         case .scaled(1): "real time"
         case .scaled(let factor): "\(factor)× real time"
         case .asFastAsConsumed: "as fast as consumed"
+        }
+    }
+}
+
+/// A type-erased iterator over a caller's sample sequence, used by one producer at a time.
+protocol LiveSampleIterator: AnyObject {
+    func next() async throws(MotionError) -> MotionSample?
+}
+
+final class SequenceIterator<Iterator: AsyncIteratorProtocol>: LiveSampleIterator where Iterator.Element == MotionSample {
+    private var iterator: Iterator
+
+    init(_ iterator: Iterator) {
+        self.iterator = iterator
+    }
+
+    func next() async throws(MotionError) -> MotionSample? {
+        do {
+            return try await iterator.next()
+        } catch let error as MotionError {
+            throw error
+        } catch is CancellationError {
+            throw MotionError(.cancelled, "the sample stream's consumer was cancelled")
+        } catch {
+            throw MotionError(.ioFailure, "the sample stream failed: \(error)", underlying: error)
         }
     }
 }

@@ -9,6 +9,8 @@ final class SampleFeed: @unchecked Sendable {
         case trace(TraceReader)
         case samples([MotionSample], next: Int)
         case device(DeviceInput)
+        case live(any LiveSampleIterator)
+        case liveNotStarted(@Sendable () -> any LiveSampleIterator)
     }
 
     private var input: Input
@@ -29,6 +31,9 @@ final class SampleFeed: @unchecked Sendable {
         case .device(let selector, let includeBase, let batchDuration):
             input = .device(DeviceInput(selector: selector, includeBase: includeBase, batchDuration: batchDuration))
             knownSensors = nil
+        case .live(let makeIterator):
+            input = .liveNotStarted(makeIterator)
+            knownSensors = nil
         }
     }
 
@@ -48,6 +53,12 @@ final class SampleFeed: @unchecked Sendable {
             return samples[next]
         case .device(let device):
             return try await device.next(fastestInterval: interval, sensors: sensors)
+        case .live(let iterator):
+            return try await iterator.next()
+        case .liveNotStarted(let makeIterator):
+            let iterator = makeIterator()
+            input = .live(iterator)
+            return try await iterator.next()
         }
     }
 

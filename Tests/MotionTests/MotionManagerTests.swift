@@ -175,3 +175,40 @@ struct MotionManagerTests {
         #expect(manager.engine.state.withLock { $0.registrations.isEmpty && !$0.isProducing })
     }
 }
+
+@Suite("MotionManager on a caller's sample stream")
+struct StreamSourceTests {
+    @Test("Samples from an AsyncStream arrive as they are yielded; the end of the stream ends the updates")
+    func streamSource() async throws {
+        let (samples, continuation) = AsyncStream<MotionSample>.makeStream()
+        let manager = try MotionManager(source: .stream(samples))
+        #expect(manager.accelerometerData == nil && !manager.isAccelerometerAvailable)
+        let updates = manager.accelerometerUpdates(interval: 0)
+        var iterator = updates.makeAsyncIterator()
+        for (index, sample) in indexedSamples(count: 50).enumerated() {
+            continuation.yield(sample)
+            let received = try await iterator.next()
+            #expect(received.map { sampleIndex($0.acceleration) } == index)
+        }
+        continuation.finish()
+        #expect(try await iterator.next() == nil)
+    }
+
+    @Test("A failing stream ends the updates with its error")
+    func failingStream() async throws {
+        struct Broken: Error {}
+        let (samples, continuation) = AsyncThrowingStream<MotionSample, any Error>.makeStream()
+        let manager = try MotionManager(source: .stream(samples))
+        continuation.yield(indexedSamples(count: 1)[0])
+        continuation.finish(throwing: Broken())
+        var received = 0
+        do {
+            for try await _ in manager.accelerometerUpdates(interval: 0) { received += 1 }
+            Issue.record("no error")
+        } catch {
+            #expect(error.code == .ioFailure)
+            #expect(error.message.contains("Broken"))
+        }
+        #expect(received == 1)
+    }
+}
