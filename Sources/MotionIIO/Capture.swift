@@ -363,7 +363,6 @@ final class BufferedReader: SampleReader {
     private let deviceName: String
     private let node: String
     private var carry: [UInt8] = []
-    private var answersFIONREAD = true
     private var lastTimestamp = -Double.infinity
 
     var pendingBytes: Int { carry.count }
@@ -501,7 +500,8 @@ final class BufferedReader: SampleReader {
     func read(readable: Bool, now: UInt64) throws(MotionError) -> [MotionSample] {
         guard let buffer else { throw MotionError(.cancelled, "the capture is closed") }
         // The reactor waits for edges (new data), so read until the device has no more: a refill that fills
-        // the buffer may have left some (libiio stops at the buffer size, otherwise at EAGAIN).
+        // the buffer may have left some (libiio stops at the buffer size, otherwise at EAGAIN). On a real node
+        // the last, empty read returns EAGAIN at once.
         var samples: [MotionSample] = []
         for _ in 0..<16 {
             let bytes: UnsafeRawBufferPointer
@@ -525,23 +525,10 @@ final class BufferedReader: SampleReader {
             }
             if let timeout { nextDeadline = now + timeout }
             samples += decode(bytes)
-            if bytes.count < bufferBytes || !mayHaveMore() { return samples }
+            if bytes.count < bufferBytes { return samples }
         }
         if let pollFD { Reactor.shared.markReadable(pollFD) }  // 16 full buffers: let the others have a turn
         return samples
-    }
-
-    /// Whether bytes may be left after a refill that filled the buffer: `FIONREAD` where the node answers it
-    /// (a pty; an IIO node does not, and a refill that finds nothing returns `EAGAIN` at once). A pty read that
-    /// finds nothing waits for the tty's worker thread, an extra wake-up.
-    private func mayHaveMore() -> Bool {
-        guard answersFIONREAD, let pollFD else { return true }
-        var queued: Int32 = 0
-        guard ioctl(pollFD, UInt(FIONREAD), &queued) == 0 else {
-            answersFIONREAD = false
-            return true
-        }
-        return queued > 0
     }
 
     private func readFailure(_ error: SystemErrno) -> MotionError {
