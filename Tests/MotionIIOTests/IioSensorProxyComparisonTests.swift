@@ -4,69 +4,11 @@ import MotionCore
 import MotionIIO
 import Testing
 
-/// A child process with its output collected as it comes.
-final class ChildProcess: @unchecked Sendable {
-    let process = Process()
-    private let lock = NSLock()
-    private var output = Data()
-
-    init(_ path: String, _ arguments: [String], environment: [String: String]) throws {
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.lock.withLock { self?.output.append(data) }
-        }
-        try process.run()
-    }
-
-    var text: String { lock.withLock { String(decoding: output, as: UTF8.self) } }
-
-    func wait(timeout: Double, until condition: (String) -> Bool) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition(text) { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return condition(text)
-    }
-
-    /// Kills the child (SIGKILL: children of the test runner may start with SIGTERM blocked) and reaps it.
-    func stop() {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
-}
-
-/// A private, allow-all D-Bus "system" bus for iio-sensor-proxy (no polkit, no systemd).
-let privateBusConfiguration = """
-    <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-     "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-    <busconfig>
-      <listen>unix:tmpdir=/tmp</listen>
-      <auth>EXTERNAL</auth>
-      <policy context="default">
-        <allow user="*"/>
-        <allow own="*"/>
-        <allow send_type="method_call"/>
-        <allow send_destination="*" eavesdrop="true"/>
-        <allow eavesdrop="true"/>
-      </policy>
-    </busconfig>
-    """
-
 /// iio-sensor-proxy, run on the same emulated device, applies the same mount matrix to the same raw values.
 /// The matrix is NOT symmetric, so `M · raw` and `raw · M` (the transpose) give different orientations.
 @Suite(
     .serialized,
-    .enabled(if: Testbed.isEnabled && FileManager.default.isExecutableFile(atPath: "/usr/sbin/iio-sensor-proxy")
-        && FileManager.default.isExecutableFile(atPath: "/usr/bin/monitor-sensor")
-        && FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") && getuid() == 0))
+    .enabled(if: Testbed.isEnabled && IioSensorProxySession.isAvailable))
 struct IioSensorProxyComparisonTests {
     @Test func sameMountMatrixCorrectedValuesAsIioSensorProxy() async throws {
         try await Testbed.run { testbed in
@@ -89,23 +31,11 @@ struct IioSensorProxyComparisonTests {
             #expect(abs(ours.z - corrected.z * 0.009576 / 9.80665) < 1e-12)
 
             // Theirs: iio-sensor-proxy on a private bus, in this testbed (children inherit the preload).
-            let configuration = FileManager.default.temporaryDirectory.appendingPathComponent("swift-motion-bus-\(getpid()).conf")
-            try privateBusConfiguration.write(to: configuration, atomically: true, encoding: .utf8)
-            defer { try? FileManager.default.removeItem(at: configuration) }
-            var environment = ProcessInfo.processInfo.environment
-            #expect(environment["UMOCKDEV_DIR"] != nil)
-            let bus = try ChildProcess(
-                "/usr/bin/dbus-daemon", ["--config-file=\(configuration.path)", "--nofork", "--print-address=1"],
-                environment: environment)
-            defer { bus.stop() }
-            #expect(try await bus.wait(timeout: 5) { $0.contains("unix:") })
-            let address = bus.text.split(separator: "\n").first { $0.hasPrefix("unix:") }.map(String.init) ?? ""
-            environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
-            environment["G_MESSAGES_DEBUG"] = "all"
-            let proxy = try ChildProcess("/usr/sbin/iio-sensor-proxy", ["-v"], environment: environment)
-            defer { proxy.stop() }
-            let monitor = try ChildProcess("/usr/bin/monitor-sensor", ["--accel"], environment: environment)
-            defer { monitor.stop() }
+            #expect(ProcessInfo.processInfo.environment["UMOCKDEV_DIR"] != nil)
+            let session = try await IioSensorProxySession()
+            defer { session.stop() }
+            let proxy = session.proxy
+            let monitor = session.monitor
 
             #expect(try await monitor.wait(timeout: 10) { $0.contains("orientation changed") })
             #expect(try await proxy.wait(timeout: 5) { $0.contains("Accel sent by driver") })
