@@ -1,5 +1,6 @@
 import Dispatch
 import IIOTestbed
+import MotionAlgorithms
 import MotionCore
 import Testing
 
@@ -50,6 +51,27 @@ struct DeviceSourceTests {
             fast.cancel()
             await manager.engine.producerStopped()
             #expect(testbed.attribute(path, "buffer/enable") == "0", "the last subscription gone, the buffer is off")
+        }
+    }
+
+    @Test("Orientation notifications run the accelerometer only between the first begin and the last end")
+    func orientationNotificationsPowerTheDevice() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            try testbed.add(.lis3dhTrigger)
+            let manager = try MotionManager(source: .device())
+            manager.beginGeneratingDeviceOrientationNotifications()
+            manager.beginGeneratingDeviceOrientationNotifications()
+            #expect(await eventually { testbed.attribute(path, "buffer/enable") == "1" })
+            try testbed.feed("/dev/iio:device0", scans(0..<200))  // y ≈ −1 g for 2 s: portrait
+            #expect(await eventually { manager.deviceOrientation == .portrait })
+            manager.endGeneratingDeviceOrientationNotifications()
+            #expect(manager.isGeneratingDeviceOrientationNotifications)
+            #expect(testbed.attribute(path, "buffer/enable") == "1", "one begin is still open")
+            manager.endGeneratingDeviceOrientationNotifications()
+            await manager.engine.producerStopped()
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+            #expect(manager.deviceOrientation == .unknown)
         }
     }
 

@@ -171,4 +171,20 @@ struct HandlerDeliveryTests {
         #expect(first?.orientationChanged == false)
         manager.endGeneratingDeviceOrientationNotifications()
     }
+
+    /// An actor consumes a sequence: every update is handled on the actor, serially and in order.
+    actor Counter {
+        var indices: [Int] = []
+        func consume(_ updates: MotionUpdates<AccelerometerData>) async throws {
+            for try await data in updates { indices.append(sampleIndex(data.acceleration)) }  // isolated to self
+        }
+    }
+
+    @Test("An actor consumes updates serially, in order, isolated")
+    func actorConsumer() async throws {
+        let manager = try MotionManager(source: .samples(indexedSamples(count: 500), pacing: .asFastAsConsumed))
+        let counter = Counter()
+        try await counter.consume(manager.accelerometerUpdates(interval: 0, bufferingPolicy: .bufferingOldest(8)))
+        #expect(await counter.indices == Array(0..<500))
+    }
 }
