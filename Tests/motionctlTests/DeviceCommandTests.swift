@@ -428,6 +428,14 @@ struct DeviceCommandTests {
             #expect(result.stderr.contains("permission denied to open /dev/iio:device0"))
             #expect(result.stderr.contains("Support/udev/70-swift-motion.rules"))
             #expect(testbed.attribute(path, "buffer/enable") == "0")
+
+            // The same error through a MotionManager (orientation --device): it reaches the subscription.
+            let events = try RunningMotionctl(
+                ["orientation", "--device", "auto"],
+                launcher: ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            #expect(try await events.exitStatus() == 77, "\(events.stderr)")
+            #expect(events.stderr.contains("permission denied to open /dev/iio:device0"))
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
         }
     }
 }
