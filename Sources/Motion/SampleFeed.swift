@@ -109,16 +109,9 @@ final class DeviceInput {
 
     private func open(interval: Double, sensors: SensorSet) throws(MotionError) -> IIOCapture {
         let devices = try IIODeviceDiscovery.devices(includeBase: includeBase)
-        let sources = selector.sources(from: devices, sensors: sensors.isEmpty ? .all : sensors)
-        guard !sources.isEmpty else {
-            let found =
-                devices.isEmpty
-                ? "no IIO accelerometer, gyroscope or magnetometer was found"
-                : "found " + devices.map { "\($0.id) (\($0.name))" }.joined(separator: ", ")
-            throw MotionError(
-                .deviceNotFound,
-                "no device matches \"\(selector)\" for \(sensors); \(found) (see motionctl devices and Docs/Devices.md)")
-        }
+        let wanted = sensors.isEmpty ? SensorSet.all : sensors
+        let sources = selector.sources(from: devices, sensors: wanted)
+        guard !sources.isEmpty else { throw selector.noMatchError(among: devices, sensors: wanted) }
         let configuration = CaptureConfiguration(
             rate: interval > 0 ? 1 / interval : nil, batchDuration: batchDuration)
         let capture = try IIOCapture(sources: sources, configuration: configuration)

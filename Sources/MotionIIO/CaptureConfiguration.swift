@@ -136,6 +136,18 @@ public enum DeviceSelector: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The error for a selector that matched nothing among `devices`: what was asked, what was found and where
+    /// to look (`motionctl devices`, Docs/Devices.md).
+    public func noMatchError(among devices: [IIODevice], sensors: SensorSet) -> MotionError {
+        let found =
+            devices.isEmpty
+            ? "no IIO accelerometer, gyroscope or magnetometer was found"
+            : "found " + devices.map { "\($0.id) (\($0.name))" }.joined(separator: ", ")
+        return MotionError(
+            .deviceNotFound,
+            "no device matches \"\(self)\" for \(sensors); \(found) (see motionctl devices and Docs/Devices.md)")
+    }
+
     private func matches(_ device: IIODevice, _ text: String) -> Bool {
         if text.hasPrefix("/") {
             // The forms users type, compared as text: realpath(3) is avoided on purpose (umockdev's preload

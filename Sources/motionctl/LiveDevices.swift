@@ -152,7 +152,7 @@ struct LiveSession {
             let devices = try IIODeviceDiscovery.devices(includeBase: options.includeBase)
             let sources = selector.sources(from: devices, sensors: wanted)
             if sources.isEmpty {
-                guard writer != nil else { throw noDevice(devices) }
+                guard writer != nil else { throw selector.noMatchError(among: devices, sensors: wanted) }
                 try await waitForMatchingDevice(monitor)
                 continue
             }
@@ -240,16 +240,6 @@ struct LiveSession {
                 continue
             }
         }
-    }
-
-    private func noDevice(_ devices: [IIODevice]) -> MotionError {
-        let found =
-            devices.isEmpty
-            ? "no IIO accelerometer, gyroscope or magnetometer was found"
-            : "found " + devices.map { "\($0.id) (\($0.name))" }.joined(separator: ", ")
-        return MotionError(
-            .deviceNotFound,
-            "no device matches --device \(selector) for \(wanted); \(found) (see motionctl devices and Docs/Devices.md)")
     }
 
     private func metadata(_ details: [CaptureDetails]) -> TraceMetadata {

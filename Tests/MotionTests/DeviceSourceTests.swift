@@ -75,6 +75,21 @@ struct DeviceSourceTests {
         }
     }
 
+    @Test("A selector that matches nothing ends the subscription with deviceNotFound, naming what was found")
+    func noMatchingDevice() async throws {
+        try await Testbed.run { testbed in
+            try testbed.add(.lis3dh())
+            let manager = try MotionManager(source: .device("bmi160"))
+            #expect(!manager.isAccelerometerAvailable)
+            let error = await #expect(throws: MotionError.self) {
+                for try await _ in manager.accelerometerUpdates() {}
+            }
+            #expect(error?.code == .deviceNotFound)
+            #expect(error?.message.contains("no device matches \"bmi160\"") == true)
+            #expect(error?.message.contains("found iio:device0 (lis3dh)") == true)
+        }
+    }
+
     @Test("A device that goes away ends the handler's updates with a disconnected error")
     func removal() async throws {
         try await Testbed.run { testbed in

@@ -304,7 +304,7 @@ struct DeviceCommandTests {
             try testbed.add(.lis3dh())
             let result = try Motionctl.run(["stream", "--device", "bmi160"])
             #expect(result.status == 69)
-            #expect(result.stderr.contains("no device matches --device bmi160"))
+            #expect(result.stderr.contains("no device matches \"bmi160\" for accel,gyro,mag"))
             #expect(result.stderr.contains("found iio:device0 (lis3dh)"))
             let usage = try Motionctl.run(["stream", "--device", "auto", "--trace", "x.csv"])
             #expect(usage.status == 64)
