@@ -17,9 +17,9 @@ public struct DeviceMotion: Hashable, Sendable {
     /// The acceleration the user gives the device, in g, with Core Motion's sign: the accelerometer reading
     /// minus ``gravity`` (so pushing the device towards +x reads negative x).
     public var userAcceleration: Acceleration
-    /// The magnetometer reading in µT, or `nil` without a magnetometer. (Calibration comes later; today this is
-    /// the raw field.)
-    public var magneticField: MagneticField?
+    /// The magnetic field in µT with the device's own bias removed, and the accuracy of that calibration; `nil`
+    /// without a magnetometer reading or in the `xArbitraryZVertical` frame, which ignores the magnetometer.
+    public var magneticField: CalibratedMagneticField?
     /// Where the top of the device points, clockwise from the reference frame's x axis (north in the north
     /// frames), in degrees in [0, 360); −1 in the `xArbitrary…` frames, which have no north. See
     /// `Docs/Attitude.md` for how it is taken when the device stands upright.
@@ -28,7 +28,7 @@ public struct DeviceMotion: Hashable, Sendable {
     /// Creates a device-motion value.
     public init(
         timestamp: Double, attitude: Attitude, referenceFrame: AttitudeReferenceFrame, rotationRate: RotationRate,
-        gravity: Acceleration, userAcceleration: Acceleration, magneticField: MagneticField? = nil,
+        gravity: Acceleration, userAcceleration: Acceleration, magneticField: CalibratedMagneticField? = nil,
         heading: Double = -1
     ) {
         self.timestamp = timestamp

@@ -19,6 +19,8 @@ public struct SimulationOptions: Hashable, Sendable {
     /// The Earth's field in the reference frame (x north, y west, z up), in µT. The default is 20 µT
     /// horizontal towards north and 43 µT downwards (a mid-latitude northern site).
     public var earthMagneticField: SIMD3<Double>
+    /// The device's own field (hard-iron offset) added to every magnetometer reading, in µT (device frame).
+    public var magnetometerOffset: SIMD3<Double>
     /// Standard deviation of the timestamp jitter, in seconds; each offset is clipped to ±0.45 / ``rate`` so
     /// timestamps stay strictly increasing. The first timestamp is always 0.
     public var timestampJitter: Double
@@ -33,6 +35,7 @@ public struct SimulationOptions: Hashable, Sendable {
         gyroscopeBias: SIMD3<Double> = .zero,
         magnetometerNoise: Double = 0.4,
         earthMagneticField: SIMD3<Double> = SIMD3(20, 0, -43),
+        magnetometerOffset: SIMD3<Double> = .zero,
         timestampJitter: Double = 0
     ) {
         self.rate = rate
@@ -43,6 +46,7 @@ public struct SimulationOptions: Hashable, Sendable {
         self.gyroscopeBias = gyroscopeBias
         self.magnetometerNoise = magnetometerNoise
         self.earthMagneticField = earthMagneticField
+        self.magnetometerOffset = magnetometerOffset
         self.timestampJitter = timestampJitter
     }
 
@@ -80,6 +84,10 @@ public struct SimulationOptions: Hashable, Sendable {
             earthMagneticField.x.isFinite && earthMagneticField.y.isFinite && earthMagneticField.z.isFinite,
             "The Earth's magnetic field must be finite."
         )
+        try check(
+            magnetometerOffset.x.isFinite && magnetometerOffset.y.isFinite && magnetometerOffset.z.isFinite,
+            "The magnetometer offset must be finite."
+        )
         try check(timestampJitter >= 0 && timestampJitter.isFinite, "The timestamp jitter must be ≥ 0 s.")
     }
 }
@@ -109,7 +117,7 @@ public struct SimulatedFrame: Hashable, Sendable {
 ///   device's kinematic acceleration over 9.80665 m/s², so a device at rest reads gravity's direction;
 /// - rotation rate (rad/s) = the body angular velocity ω in the device frame, with `q̇ = ½ q ⊗ (0, ω)` for the
 ///   device→reference quaternion `q`, plus bias and noise;
-/// - magnetic field (µT) = `attitude.rotationMatrix · earthMagneticField` + noise.
+/// - magnetic field (µT) = `attitude.rotationMatrix · earthMagneticField` + magnetometer offset + noise.
 ///
 /// Iterating computes each sample on demand: memory does not grow with the length, and nothing is allocated
 /// per sample. Each noise source draws from its own stream of the seed, so switching a sensor off does not
@@ -199,6 +207,9 @@ public struct Simulation: Sequence, Sendable {
         if options.sensors.contains(.magnetometer) {
             entries.append(("mag_noise_ut", options.magnetometerNoise.description))
             entries.append(("earth_field_ut", fixed(options.earthMagneticField, 3)))
+            if options.magnetometerOffset != .zero {
+                entries.append(("mag_offset_ut", fixed(options.magnetometerOffset, 3)))
+            }
         }
         if options.timestampJitter > 0 { entries.append(("timestamp_jitter_s", options.timestampJitter.description)) }
         entries.append(("segments", String(scenario.segments.count)))
@@ -282,7 +293,7 @@ struct Engine {
             sample.rotationRate = RotationRate(reading)
         }
         if sensors.contains(.magnetometer) {
-            var reading = toDevice.act(on: options.earthMagneticField)
+            var reading = toDevice.act(on: options.earthMagneticField) + options.magnetometerOffset
             if options.magnetometerNoise > 0 {
                 reading += options.magnetometerNoise * magnetometerRandom.nextGaussianVector()
             }

@@ -35,7 +35,9 @@ struct AttitudeCommand: ParsableCommand {
             (magnetic-north, true-north: north-west-up). score_attitude.py reads the output with
             --convention device-to-reference and --frame nwu (any frame works for 6D). Rows before both the
             gyroscope and the accelerometer have reported carry the identity. --all adds roll, pitch, yaw (rad),
-            unbiased rotation rate (rad/s), gravity and user acceleration (g) and heading (degrees, -1 without north).
+            unbiased rotation rate (rad/s), gravity and user acceleration (g), heading (degrees, -1 without north) and
+            the calibrated magnetic field (µT, bias removed; 0 in the arbitrary frame) with its accuracy (-1
+            uncalibrated, 0 low, 1 medium, 2 high).
             """
     )
 
@@ -60,7 +62,7 @@ struct AttitudeCommand: ParsableCommand {
     @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
     var speed: ReplaySpeed = .max
 
-    @Flag(help: "Also write Euler angles, unbiased rotation rate, gravity, user acceleration and heading.")
+    @Flag(help: "Also write Euler angles, rotation rate, gravity, user acceleration, heading, calibrated field.")
     var all = false
 
     @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
@@ -89,6 +91,7 @@ struct AttitudeCommand: ParsableCommand {
     static let quaternionColumns = ["qw", "qx", "qy", "qz"]
     static let allColumns = quaternionColumns + [
         "roll", "pitch", "yaw", "rx", "ry", "rz", "gravx", "gravy", "gravz", "ux", "uy", "uz", "heading",
+        "cmx", "cmy", "cmz", "maccuracy",
     ]
 
     func fuse() throws(MotionError) {
@@ -136,6 +139,9 @@ struct AttitudeCommand: ParsableCommand {
                     (values[13], values[14], values[15]) =
                         (motion.userAcceleration.x, motion.userAcceleration.y, motion.userAcceleration.z)
                     values[16] = motion.heading
+                    let field = motion.magneticField?.field ?? MagneticField(x: 0, y: 0, z: 0)
+                    (values[17], values[18], values[19]) = (field.x, field.y, field.z)
+                    values[20] = Double(motion.magneticField?.accuracy.rawValue ?? -1)
                 }
             }
             if let deadline = pacer.deadline(for: sample.timestamp) {

@@ -25,7 +25,8 @@ import Testing
         let result = try Motionctl.run(["attitude", "--trace", Self.sweep, "--frame", "magnetic-north", "--all"])
         #expect(result.status == 0)
         let rows = Self.rows(result.stdout)
-        // t, qw..qz, roll, pitch, yaw, rx..rz, gravx..gravz (columns 11–13), ux..uz, heading (17).
+        // t, qw..qz, roll, pitch, yaw, rx..rz, gravx..gravz (columns 11–13), ux..uz, heading (17), cmx..cmz,
+        // maccuracy (21).
         func gravity(at t: Double) -> SIMD3<Double> {
             let row = rows.first { abs($0[0] - t) < 1e-9 }!
             return SIMD3(row[11], row[12], row[13])
@@ -36,6 +37,7 @@ import Testing
         #expect(close(gravity(at: 4.5), SIMD3(-1, 0, 0)))
         #expect(close(gravity(at: 16.5), SIMD3(0, 0, 1)))
         #expect(rows.allSatisfy { $0[17] >= 0 && $0[17] < 360 })
+        #expect(rows.allSatisfy { $0.count == 22 && [-1, 0, 1, 2].contains($0[21]) })
     }
 
     @Test func northFramesNeedAMagnetometer() throws {

@@ -14,6 +14,11 @@ import RealModule
 /// - `xTrueNorthZVertical`: x true north, using the magnetic declination given at creation.
 ///
 /// Without a magnetometer reading yet, the north frames report the 6D attitude and a heading of −1.
+///
+/// In the frames that use the magnetometer, `DeviceMotion.magneticField` is the latest reading with the
+/// hard-iron offset estimated by a ``MagnetometerCalibrator`` removed, with its accuracy; the attitude itself is
+/// fused from the raw reading (the heading needs only the field's direction in the earth frame, and the estimator
+/// has its own disturbance rejection).
 public struct DeviceMotionFilter: Sendable {
     /// The frame of the attitudes produced.
     public let referenceFrame: AttitudeReferenceFrame
@@ -25,13 +30,15 @@ public struct DeviceMotionFilter: Sendable {
     public let predictionInterval: Double
     /// The underlying estimator (read its bias, rest and disturbance states here).
     public private(set) var estimator: AttitudeEstimator<Double>
+    /// The magnetometer's calibration (hard-iron offset and accuracy), fed in the frames that use the magnetometer.
+    public private(set) var calibrator: MagnetometerCalibrator
 
     var correctedFrameOffset: Double?
     var hasAccelerometer = false
     var hasGyroscope = false
     var lastAcceleration = SIMD3<Double>(0, 0, -1)
     var lastRotationRate = SIMD3<Double>.zero
-    var lastMagneticField: SIMD3<Double>?
+    var lastMagneticField: CalibratedMagneticField?
 
     /// Creates a filter.
     /// - Parameters:
@@ -39,15 +46,18 @@ public struct DeviceMotionFilter: Sendable {
     ///   - magneticDeclination: Radians, east positive; used by `xTrueNorthZVertical` only.
     ///   - predictionInterval: Seconds to predict the attitude ahead (latency compensation); 0 for none.
     ///   - configuration: The estimator's settings.
+    ///   - calibration: The magnetometer calibrator's settings.
     public init(
         referenceFrame: AttitudeReferenceFrame = .xArbitraryZVertical, magneticDeclination: Double = 0,
-        predictionInterval: Double = 0, configuration: AttitudeEstimatorConfiguration = .init()
+        predictionInterval: Double = 0, configuration: AttitudeEstimatorConfiguration = .init(),
+        calibration: MagnetometerCalibratorConfiguration = .init()
     ) {
         precondition(predictionInterval >= 0 && predictionInterval.isFinite, "The prediction interval must be ≥ 0 s.")
         self.referenceFrame = referenceFrame
         self.magneticDeclination = magneticDeclination
         self.predictionInterval = predictionInterval
         estimator = AttitudeEstimator(configuration: configuration)
+        calibrator = MagnetometerCalibrator(configuration: calibration)
     }
 
     /// `true` when the frame uses the magnetometer.
@@ -68,7 +78,7 @@ public struct DeviceMotionFilter: Sendable {
             lastRotationRate = g.vector
             hasGyroscope = true
         }
-        if let field { lastMagneticField = field }
+        if let field { lastMagneticField = calibrator.update(field, at: sample.timestamp) }
         guard hasAccelerometer && hasGyroscope else { return nil }
         return deviceMotion(at: sample.timestamp)
     }
@@ -114,7 +124,7 @@ public struct DeviceMotionFilter: Sendable {
             rotationRate: RotationRate(lastRotationRate - estimator.gyroscopeBias),
             gravity: gravity,
             userAcceleration: Acceleration(lastAcceleration - gravity.vector),
-            magneticField: lastMagneticField.map { MagneticField($0) },
+            magneticField: lastMagneticField,
             heading: hasNorth && estimator.hasHeading ? Self.heading(of: attitude) : -1)
     }
 

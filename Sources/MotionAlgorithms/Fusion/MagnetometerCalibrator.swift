@@ -1,0 +1,288 @@
+public import MotionCore
+import RealModule
+
+/// Settings of a ``MagnetometerCalibrator``. Fields in µT, angles in rad, durations in s.
+public struct MagnetometerCalibratorConfiguration: Hashable, Sendable {
+    /// Angle (seen from the fitted centre) within which a reading is averaged into its bin's point instead of
+    /// replacing it, in rad (5°).
+    public var averagingAngle: Double = 5 * .pi / 180
+    /// Largest number of readings averaged into one bin's point (later readings weigh 1/this).
+    public var maximumAveragedReadings: Double = 16
+    /// Distance the binning centre may move before the points are sorted into bins again, in µT.
+    public var rebinningDistance: Double = 2
+    /// Before the first fit (no centre to bin around yet): the smallest distance between kept readings, in µT.
+    public var initialSpacing: Double = 10
+    /// Relative deviation of a reading's distance from the fitted centre from the fitted radius beyond which it is a
+    /// disturbance and left out of the fit, once the accuracy is at least ``rejectionMinimumAccuracy`` (0.1 = 10 %).
+    public var disturbanceThreshold: Double = 0.1
+    /// The accuracy from which disturbances are rejected (below it, every reading is used).
+    public var rejectionMinimumAccuracy: MagneticFieldCalibrationAccuracy = .medium
+    /// Time readings must agree with the fit without a break before they enter it again after a disturbance, in s.
+    public var minimumUndisturbedTime: Double = 1
+    /// Time readings must stay disturbed (with no break of ``minimumUndisturbedTime``) before the calibration is
+    /// started again (the device's own field has changed, e.g. a magnet attached to it), in s.
+    public var recalibrationTime: Double = 30
+    /// Occupied bins (of 26), spread and residual (µT) each level needs, from `low` to `high`.
+    public var minimumBins: SIMD3<Int> = SIMD3(6, 10, 16)
+    /// Smallest eigenvalue of the points' covariance over r²/3 (1 for a uniformly covered sphere, 0 for points on
+    /// one plane), from `low` to `high`.
+    public var minimumSpread: SIMD3<Double> = SIMD3(0.05, 0.15, 0.35)
+    /// Largest RMS distance of the points from the fitted sphere, in µT, from `low` to `high`.
+    public var maximumResidual: SIMD3<Double> = SIMD3(6, 3, 1.5)
+
+    /// The defaults, documented with each property.
+    public init() {}
+}
+
+/// Estimates a magnetometer's hard-iron offset (the device's own field, which turns with it) online, and reports
+/// the field with it removed, as Core Motion's `CMCalibratedMagneticField`.
+///
+/// Method: readings of a constant external field `e` seen through any rotation lie on a sphere `|m − b| = |e|`
+/// around the offset `b`. Each reading is sorted into one of 26 direction bins (as seen from the current centre:
+/// the faces, edges and corners of a cube); a bin keeps one point, the mean of its readings within 5° of each
+/// other, or the latest. Before the first fit there is no centre: readings at least 10 µT from every kept one are
+/// kept instead. A linear least-squares sphere fit over the bins' points (centred, so it reduces to a 3×3
+/// solve) gives `b` and the radius. The accuracy follows from the number of occupied bins, the spread of the points
+/// (smallest eigenvalue of their covariance over r²/3) and the fit's RMS residual; once the accuracy is at least
+/// medium, a reading whose distance from `b` differs from the radius by more than 10 % is a disturbance (a magnet
+/// nearby) and does not enter the fit, nor do the readings of the first 1 s after it. Disturbed readings for 30 s
+/// (with no undisturbed second) start the calibration again.
+///
+/// A pure value type: time comes from the caller, it reads no clock, does no I/O, takes no lock and allocates
+/// nothing. Units: µT (any unit works, the residual thresholds are in it), s.
+public struct MagnetometerCalibrator: Sendable {
+    /// The settings.
+    public let configuration: MagnetometerCalibratorConfiguration
+
+    // One point per direction bin (index qx·9 + qy·3 + qz, q ∈ {0, 1, 2}; 13 unused), in µT, and the number of
+    // readings averaged into it (0: empty).
+    var pointX = SIMD32<Double>.zero
+    var pointY = SIMD32<Double>.zero
+    var pointZ = SIMD32<Double>.zero
+    var pointCount = SIMD32<Double>.zero
+    // The centre the points were binned around, µT, when `isBinned`; before the first fit the slots hold readings
+    // at least `initialSpacing` apart instead.
+    var binningCentre: SIMD3<Double> = .zero
+    var isBinned = false
+
+    var offset: SIMD3<Double> = .zero
+    var fittedRadius: Double = 0
+    var fittedResidual: Double = .infinity
+    var fittedSpread: Double = 0
+    var occupiedBins = 0
+    var level = MagneticFieldCalibrationAccuracy.uncalibrated
+    var disturbed = false
+    var disturbedTime: Double = 0
+    var undisturbedTime: Double = .infinity
+    var lastTimestamp: Double?
+    let averagingCosine: Double
+
+    /// Creates a calibrator with no estimate (offset zero, `uncalibrated`).
+    public init(configuration: MagnetometerCalibratorConfiguration = .init()) {
+        self.configuration = configuration
+        averagingCosine = Double.cos(configuration.averagingAngle)
+    }
+
+    /// The estimated hard-iron offset, in µT (device frame); zero until the accuracy first reaches `low`.
+    public var bias: SIMD3<Double> { offset }
+    /// The strength of the external field fitted, in µT (0 before the first fit).
+    public var radius: Double { fittedRadius }
+    /// The RMS distance of the bins' points from the fitted sphere, in µT (infinity before the first fit).
+    public var residual: Double { fittedResidual }
+    /// The smallest eigenvalue of the points' covariance over r²/3: about 1 when the readings cover the sphere
+    /// evenly, 0 when they lie on one plane (a turn about one axis only).
+    public var spread: Double { fittedSpread }
+    /// The number of occupied direction bins, of 26.
+    public var coverage: Int { occupiedBins }
+    /// How well ``bias`` is known.
+    public var accuracy: MagneticFieldCalibrationAccuracy { level }
+    /// `true` from a disturbed reading until readings agree with the fit for
+    /// ``MagnetometerCalibratorConfiguration/minimumUndisturbedTime``; readings meanwhile stay out of the fit.
+    public var isDisturbed: Bool { disturbed }
+
+    /// `field` with the estimated offset removed, and the accuracy.
+    public func calibrated(_ field: SIMD3<Double>) -> CalibratedMagneticField {
+        CalibratedMagneticField(field: MagneticField(field - offset), accuracy: level)
+    }
+
+    /// Processes one reading and returns it calibrated.
+    /// - Parameters:
+    ///   - field: The magnetometer reading in µT, device frame. Non-finite or zero readings are reported but not
+    ///     used.
+    ///   - timestamp: Seconds, non-decreasing; only the disturbance duration uses it.
+    @discardableResult
+    public mutating func update(_ field: SIMD3<Double>, at timestamp: Double) -> CalibratedMagneticField {
+        let dt = lastTimestamp.map { min(max(timestamp - $0, 0), 1) } ?? 0
+        lastTimestamp = timestamp
+        let n2 = (field * field).sum()
+        guard n2 > 0, n2.isFinite else { return calibrated(field) }
+
+        if level >= configuration.rejectionMinimumAccuracy {
+            let d = field - offset
+            let distance = (d * d).sum().squareRoot()
+            if abs(distance - fittedRadius) > configuration.disturbanceThreshold * fittedRadius {
+                disturbed = true
+                undisturbedTime = 0
+                disturbedTime += dt
+                if disturbedTime >= configuration.recalibrationTime { restart() }
+                return calibrated(field)
+            }
+            // A disturbance ends after agreeing readings for a while: a disturbed field can pass through the
+            // sphere's shell by chance.
+            undisturbedTime += dt
+            if undisturbedTime < configuration.minimumUndisturbedTime {
+                disturbedTime += dt
+                return calibrated(field)
+            }
+        }
+        disturbed = false
+        disturbedTime = 0
+        insert(field)
+        fit()
+        return calibrated(field)
+    }
+
+    /// Forgets the points and the accuracy; the offset stays as the starting centre.
+    mutating func restart() {
+        pointX = .zero
+        pointY = .zero
+        pointZ = .zero
+        pointCount = .zero
+        isBinned = false
+        occupiedBins = 0
+        level = .uncalibrated
+        fittedResidual = .infinity
+        fittedSpread = 0
+        disturbedTime = 0
+        undisturbedTime = .infinity
+    }
+
+    /// The bin of `p` as seen from `centre`: each component's sign, or 0 within ±22.5° of the perpendicular plane.
+    static func bin(of p: SIMD3<Double>, around centre: SIMD3<Double>) -> Int {
+        let u = p - centre
+        let threshold = 0.38268343236508984 * (u * u).sum().squareRoot()  // sin 22.5°
+        @inline(__always) func q(_ c: Double) -> Int { c > threshold ? 2 : c < -threshold ? 0 : 1 }
+        return q(u.x) * 9 + q(u.y) * 3 + q(u.z)
+    }
+
+    mutating func insert(_ p: SIMD3<Double>) {
+        guard isBinned else { return insertSpaced(p) }
+        let i = Self.bin(of: p, around: binningCentre)
+        let count = pointCount[i]
+        if count > 0 {
+            let old = SIMD3(pointX[i], pointY[i], pointZ[i])
+            let a = old - binningCentre, b = p - binningCentre
+            let cosine = (a * b).sum() / ((a * a).sum() * (b * b).sum()).squareRoot()
+            if cosine >= averagingCosine {
+                let newCount = min(count + 1, configuration.maximumAveragedReadings)
+                let mean = old + (p - old) / newCount
+                (pointX[i], pointY[i], pointZ[i], pointCount[i]) = (mean.x, mean.y, mean.z, newCount)
+                return
+            }
+        }
+        (pointX[i], pointY[i], pointZ[i], pointCount[i]) = (p.x, p.y, p.z, 1)
+    }
+
+    /// Before the first fit: keeps `p` when it is at least `initialSpacing` from every kept reading, in a free slot
+    /// or in place of the nearest one when all 27 are taken.
+    mutating func insertSpaced(_ p: SIMD3<Double>) {
+        let dx = pointX - p.x, dy = pointY - p.y, dz = pointZ - p.z
+        let d2 = (dx * dx + dy * dy + dz * dz).replacing(with: .infinity, where: pointCount .== 0)
+        let spacing = configuration.initialSpacing
+        guard d2.min() >= spacing * spacing else { return }
+        var slot = -1
+        var nearest = 0
+        for i in 0..<27 {
+            if pointCount[i] == 0 { slot = i; break }
+            if d2[i] < d2[nearest] { nearest = i }
+        }
+        if slot < 0 { slot = nearest }
+        (pointX[slot], pointY[slot], pointZ[slot], pointCount[slot]) = (p.x, p.y, p.z, 1)
+    }
+
+    /// Sorts the points into bins around `centre` again (a later point wins a shared bin).
+    mutating func rebin(around centre: SIMD3<Double>) {
+        let (x, y, z, c) = (pointX, pointY, pointZ, pointCount)
+        (pointX, pointY, pointZ, pointCount) = (.zero, .zero, .zero, .zero)
+        binningCentre = centre
+        isBinned = true
+        for i in 0..<27 where c[i] > 0 {
+            let j = Self.bin(of: SIMD3(x[i], y[i], z[i]), around: centre)
+            (pointX[j], pointY[j], pointZ[j], pointCount[j]) = (x[i], y[i], z[i], c[i])
+        }
+    }
+
+    /// The sphere fit over the bins' points, and the accuracy.
+    mutating func fit() {
+        let w = pointCount.replacing(with: 1, where: pointCount .> 0)
+        let n = w.sum()
+        occupiedBins = Int(n)
+        guard n >= 4 else { return }
+        let mean = SIMD3((pointX * w).sum(), (pointY * w).sum(), (pointZ * w).sum()) / n
+        let dx = (pointX - mean.x) * w, dy = (pointY - mean.y) * w, dz = (pointZ - mean.z) * w
+        let q = dx * dx + dy * dy + dz * dz
+        // Centred points x: |x|² = 2x·b' + c. With Σx = 0 the normal equations give S·b' = Σ x|x|² / 2 (S the
+        // scatter matrix) and c = mean |x|²; the radius is √(c + |b'|²).
+        let sxx = (dx * dx).sum(), syy = (dy * dy).sum(), szz = (dz * dz).sum()
+        let sxy = (dx * dy).sum(), sxz = (dx * dz).sum(), syz = (dy * dz).sum()
+        let t = SIMD3((dx * q).sum(), (dy * q).sum(), (dz * q).sum()) / 2
+        // S⁻¹ by cofactors.
+        let c11 = syy * szz - syz * syz, c12 = sxz * syz - sxy * szz, c13 = sxy * syz - sxz * syy
+        let c22 = sxx * szz - sxz * sxz, c23 = sxy * sxz - sxx * syz, c33 = sxx * syy - sxy * sxy
+        let det = sxx * c11 + sxy * c12 + sxz * c13
+        var candidate = MagneticFieldCalibrationAccuracy.uncalibrated
+        if det > 0 && det.isFinite {
+            let local = SIMD3(
+                c11 * t.x + c12 * t.y + c13 * t.z,
+                c12 * t.x + c22 * t.y + c23 * t.z,
+                c13 * t.x + c23 * t.y + c33 * t.z) / det
+            let r2 = q.sum() / n + (local * local).sum()
+            if r2 > 0 && r2.isFinite {
+                let r = r2.squareRoot()
+                let ex = dx - local.x * w, ey = dy - local.y * w, ez = dz - local.z * w
+                let deviation = ((ex * ex + ey * ey + ez * ez).squareRoot() - r) * w
+                let residual = ((deviation * deviation).sum() / n).squareRoot()
+                let spread = Self.smallestEigenvalue(
+                    sxx / n, syy / n, szz / n, sxy / n, sxz / n, syz / n) / (r2 / 3)
+                let c = configuration
+                for k in 0..<3 where occupiedBins >= c.minimumBins[k] && spread >= c.minimumSpread[k]
+                    && residual <= c.maximumResidual[k] {
+                    candidate = MagneticFieldCalibrationAccuracy(rawValue: k) ?? .uncalibrated
+                }
+                if candidate >= .low {
+                    offset = mean + local
+                    fittedRadius = r
+                    fittedResidual = residual
+                    fittedSpread = spread
+                } else if level == .uncalibrated {
+                    fittedResidual = residual
+                    fittedSpread = spread
+                }
+            }
+        }
+        if candidate >= .low || level >= .low {
+            level = candidate >= .low ? candidate : .low
+        }
+        // Bin around the fitted centre once there is one.
+        guard level >= .low else { return }
+        let moved = offset - binningCentre
+        if !isBinned || (moved * moved).sum() > configuration.rebinningDistance * configuration.rebinningDistance {
+            rebin(around: offset)
+        }
+    }
+
+    /// The smallest eigenvalue of the symmetric matrix [[a, d, e], [d, b, f], [e, f, c]] (closed form).
+    static func smallestEigenvalue(
+        _ a: Double, _ b: Double, _ c: Double, _ d: Double, _ e: Double, _ f: Double
+    ) -> Double {
+        let p1 = d * d + e * e + f * f
+        let mean = (a + b + c) / 3
+        let p2 = (a - mean) * (a - mean) + (b - mean) * (b - mean) + (c - mean) * (c - mean) + 2 * p1
+        guard p2 > 0 else { return mean }
+        let p = (p2 / 6).squareRoot()
+        let (ba, bb, bc, bd, be, bf) = ((a - mean) / p, (b - mean) / p, (c - mean) / p, d / p, e / p, f / p)
+        let half = (ba * (bb * bc - bf * bf) - bd * (bd * bc - bf * be) + be * (bd * bf - bb * be)) / 2
+        let phi = Double.acos(min(max(half, -1), 1)) / 3
+        return mean + 2 * p * Double.cos(phi + 2 * .pi / 3)
+    }
+}
