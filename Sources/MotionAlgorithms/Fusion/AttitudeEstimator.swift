@@ -62,6 +62,32 @@ public struct AttitudeEstimatorConfiguration: Hashable, Sendable {
     /// How much slower the heading follows the magnetometer after a long disturbance, a factor.
     public var magneticRejectionFactor: Double = 2
 
+    /// Detects gyroscope saturation (readings clipped at the sensor's full-scale range) and recovers from it.
+    public var detectsGyroscopeSaturation = true
+    /// The gyroscope's full-scale range, in rad/s (±2000 °/s = 34.9, ±1000 °/s = 17.5, ±250 °/s = 4.36): a
+    /// reading with an axis at or beyond `(1 − saturationRangeTolerance) ×` this is saturated. `nil` or infinity:
+    /// unknown; then an axis pinned at the same magnitude (within ``saturationPinnedTolerance``), at least
+    /// ``saturationMinimumRate`` and the largest magnitude seen so far on any axis, on ``saturationMinimumSamples``
+    /// readings in a row is saturated, from the last of them on. Both tests apply to the device-frame readings.
+    public var gyroscopeRange: Double? = nil
+    /// Relative margin below ``gyroscopeRange`` that counts as saturated (0.001 = 0.1 %).
+    public var saturationRangeTolerance: Double = 1e-3
+    /// Unknown range: relative difference of magnitudes that counts as pinned at the same value (10⁻⁶).
+    public var saturationPinnedTolerance: Double = 1e-6
+    /// Unknown range: the smallest magnitude counted as pinned, in rad/s (229 °/s; the smallest common range is
+    /// ±250 °/s = 4.36 rad/s).
+    public var saturationMinimumRate: Double = 4
+    /// Unknown range: readings in a row pinned at the same magnitude that mean saturation (at least 2). Quantised
+    /// readings repeat by chance at the peak of a rotation: broad-dev has runs of 4 at 4.5–5.2 rad/s.
+    public var saturationMinimumSamples: Int = 5
+    /// Time after saturation ends during which the accelerometer and magnetometer use the shorter time constants
+    /// below, in s.
+    public var saturationRecoveryTime: Double = 2
+    /// ``accelerometerTimeConstant`` during the recovery, in s.
+    public var saturationRecoveryAccelerometerTimeConstant: Double = 0.4
+    /// ``magnetometerTimeConstant`` during the recovery, in s (the heading follows at least this fast).
+    public var saturationRecoveryMagnetometerTimeConstant: Double = 1
+
     /// The defaults, documented with each property.
     public init() {}
 }
@@ -78,6 +104,8 @@ public struct AttitudeEstimatorConfiguration: Hashable, Sendable {
 /// The gyroscope bias is estimated by a Kalman filter from the inclination corrections in motion and from the
 /// mean rate at rest (rest detection). The magnetometer corrects only the heading, slowly, and is ignored while
 /// its strength or dip angle says it is disturbed.
+/// Gyroscope readings clipped at the sensor's full-scale range are detected (``isGyroscopeSaturated``); after them
+/// the accelerometer and magnetometer are followed faster for a while and the bias is not estimated.
 public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     public typealias Vector = SIMD3<Scalar>
 
@@ -138,6 +166,21 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     @usableFromInline var magneticGains: SIMD2<Scalar> = .zero
     @usableFromInline var magneticGainInterval: Double = -1
 
+    // Gyroscope saturation. The level (rad/s) at which a known range saturates, infinity when unknown.
+    @usableFromInline let saturationLevel: Scalar
+    // Unknown range: the previous reading's magnitudes, and how many readings in a row each axis repeated them.
+    @usableFromInline var previousRateMagnitude: Vector = .zero
+    @usableFromInline var pinnedReadings: Vector = .zero
+    @usableFromInline var largestRateMagnitude: Scalar = 0
+    @usableFromInline var isGyroscopeSaturatedState = false
+    @usableFromInline var saturatedReadings = 0
+    // Time left of the fast recovery, and of the bias freeze, in s.
+    @usableFromInline var recoveryTimeLeft: Double = 0
+    @usableFromInline var biasFreezeTimeLeft: Double = 0
+    @usableFromInline var recoveryCoefficients: ButterworthCoefficients<Scalar>
+    // The latest output of the accelerometer's filter (inertial frame), to restart it without a jump.
+    @usableFromInline var filteredSpecificForce: Vector = .zero
+
     /// Creates an estimator at the identity attitude with zero bias.
     public init(configuration: AttitudeEstimatorConfiguration = .init()) {
         self.configuration = configuration
@@ -145,6 +188,10 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         biasCoefficients = ButterworthCoefficients(tau: configuration.accelerometerTimeConstant)
         restCoefficients = ButterworthCoefficients(tau: configuration.restFilterTimeConstant)
         magneticCoefficients = ButterworthCoefficients(tau: configuration.magneticCurrentTimeConstant)
+        recoveryCoefficients = ButterworthCoefficients(tau: configuration.saturationRecoveryAccelerometerTimeConstant)
+        let range = configuration.gyroscopeRange ?? .infinity
+        saturationLevel = range.isFinite && range > 0
+            ? Scalar(range * (1 - configuration.saturationRangeTolerance)) : .infinity
         biasCovariance = SymmetricMatrix3(
             diagonal: Scalar(configuration.initialBiasUncertainty * configuration.initialBiasUncertainty))
     }
@@ -190,6 +237,20 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     @inlinable
     public var hasHeading: Bool { hasMagneticHeading }
 
+    /// `true` while the latest gyroscope reading is saturated (clipped at the full-scale range; see
+    /// ``AttitudeEstimatorConfiguration/gyroscopeRange``). The bias is not estimated meanwhile.
+    @inlinable
+    public var isGyroscopeSaturated: Bool { isGyroscopeSaturatedState }
+
+    /// The number of saturated gyroscope readings so far.
+    @inlinable
+    public var gyroscopeSaturationCount: Int { saturatedReadings }
+
+    /// `true` during the recovery after saturation: the inclination and heading follow the accelerometer and
+    /// magnetometer with the shorter time constants of the configuration, and the bias is not estimated.
+    @inlinable
+    public var isRecoveringFromSaturation: Bool { recoveryTimeLeft > 0 }
+
     // MARK: Update
 
     /// Processes one instant.
@@ -212,6 +273,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     mutating func updateGyroscope(_ omega: Vector, at timestamp: Double) {
         let dt = Self.interval(since: lastTimestamp, to: timestamp)
         lastTimestamp = timestamp
+        if configuration.detectsGyroscopeSaturation { detectSaturation(omega) }
         guard dt > 0 else { return }
 
         if configuration.estimatesBiasAtRest {
@@ -231,6 +293,42 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         let step = Self.exponential((omega - bias) * Scalar(dt))
         gyroscopeQuaternion = Self.renormalized(gyroscopeQuaternion * step)
         isAttitude6DCurrent = false
+    }
+
+    /// Marks saturated readings; when saturation ends, starts the recovery.
+    @inlinable
+    mutating func detectSaturation(_ omega: Vector) {
+        let magnitude = omega.replacing(with: -omega, where: omega .< 0)
+        let saturated: Bool
+        if saturationLevel.isFinite {
+            saturated = magnitude.x >= saturationLevel || magnitude.y >= saturationLevel
+                || magnitude.z >= saturationLevel
+        } else {
+            let tolerance = magnitude * Scalar(configuration.saturationPinnedTolerance)
+            let difference = magnitude - previousRateMagnitude
+            let pinned = magnitude .>= Scalar(configuration.saturationMinimumRate)
+                .& (magnitude .>= largestRateMagnitude - tolerance)
+                .& (difference .<= tolerance) .& (difference .>= -tolerance)
+            let top = Swift.max(magnitude.x, magnitude.y, magnitude.z)
+            if top > largestRateMagnitude { largestRateMagnitude = top }
+            let needed = Scalar(configuration.saturationMinimumSamples - 1)
+            pinnedReadings = pointwiseMin(pinnedReadings + 1, Vector(repeating: needed)).replacing(with: 0, where: .!pinned)
+            previousRateMagnitude = magnitude
+            saturated = any(pinned .& (pinnedReadings .>= needed))
+        }
+        if saturated {
+            isGyroscopeSaturatedState = true
+            saturatedReadings += 1
+            recoveryTimeLeft = 0
+            biasFreezeTimeLeft = configuration.saturationRecoveryTime + configuration.accelerometerTimeConstant
+        } else if isGyroscopeSaturatedState {
+            isGyroscopeSaturatedState = false
+            recoveryTimeLeft = configuration.saturationRecoveryTime
+            if recoveryTimeLeft > 0, accelerationCoefficients.interval > 0 {
+                recoveryCoefficients.update(interval: accelerationCoefficients.interval)
+                inertialAcceleration.restart(at: filteredSpecificForce, coefficients: recoveryCoefficients)
+            }
+        }
     }
 
     /// The unit quaternion of the rotation vector `v` (radians): `exp(v/2)`. Below 0.05 rad the series
@@ -286,9 +384,23 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
             }
         }
 
-        accelerationCoefficients.update(interval: dt)
         let inertial = gyroscopeQuaternion.act(on: specificForce)
-        let filtered = inertialAcceleration.filter(inertial, interval: dt, coefficients: accelerationCoefficients)
+        let filtered: Vector
+        if recoveryTimeLeft > 0 {
+            // Recovering from gyroscope saturation: the shorter time constant, then back without a jump.
+            recoveryCoefficients.update(interval: dt)
+            filtered = inertialAcceleration.filter(inertial, interval: dt, coefficients: recoveryCoefficients)
+            recoveryTimeLeft -= dt
+            if recoveryTimeLeft <= 0 {
+                accelerationCoefficients.update(interval: dt)
+                inertialAcceleration.restart(at: filtered, coefficients: accelerationCoefficients)
+            }
+        } else {
+            accelerationCoefficients.update(interval: dt)
+            filtered = inertialAcceleration.filter(inertial, interval: dt, coefficients: accelerationCoefficients)
+        }
+        filteredSpecificForce = filtered
+        if biasFreezeTimeLeft > 0 && !isGyroscopeSaturatedState { biasFreezeTimeLeft -= dt }
         let up = inclinationQuaternion.act(on: filtered)
         let earth = up.normalizedOrZ
         inclinationQuaternion = Self.corrected(inclinationQuaternion, towardsUp: up)
@@ -357,6 +469,9 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         if biasCovariance.xx < p0 {
             biasCovariance.addDiagonal(v)
         }
+        // No bias measurements during and shortly after gyroscope saturation: the corrections then come from the
+        // clipped rotation, not from the bias.
+        guard biasFreezeTimeLeft <= 0 else { return }
 
         // The measurement matrix H by columns.
         let h0: Vector, h1: Vector, h2: Vector
@@ -450,6 +565,9 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         var disagreement = Scalar.atan2(y: earth.y, x: earth.x) + headingOffset
         disagreement = Self.wrapped(disagreement)
         var gain = first ? 1 : magneticGains.y
+        if recoveryTimeLeft > 0 && !first {
+            gain = max(gain, Scalar(-Double.expMinusOne(-dt / configuration.saturationRecoveryMagnetometerTimeConstant)))
+        }
         if configuration.rejectsMagneticDisturbances && !first {
             if isMagneticallyDisturbedState {
                 if magneticRejectionTime <= configuration.magneticMaximumRejectionTime {

@@ -77,6 +77,15 @@ struct ButterworthLowPass<Vector: SIMD & Sendable>: Sendable where Vector.Scalar
         return y
     }
 
+    /// Continues in steady state at `y` (as after a constant input `y`) with the coefficients `k`: a change of
+    /// coefficients without a jump.
+    @inlinable
+    mutating func restart(at y: Vector, coefficients k: ButterworthCoefficients<Scalar>) {
+        state0 = y * (1 - k.b0)
+        state1 = y * (k.b0 - k.a2)
+        warmUpTime = -1
+    }
+
     /// The running-mean phase: the first τ seconds.
     @inlinable @inline(__always)
     mutating func warmUp(_ x: Vector, interval dt: Double, coefficients k: ButterworthCoefficients<Scalar>) -> Vector {
