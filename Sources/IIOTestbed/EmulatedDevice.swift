@@ -7,6 +7,14 @@ public struct EmulatedDevice: Sendable {
         case pty
         /// A plain file with these bytes: each read continues where the last stopped; at the end reads return 0.
         case file([UInt8])
+        /// A named pipe (FIFO) that the test writes scans to (``Testbed/feed(_:_:scanSize:)``), which a reader sees
+        /// as it would a kernel IIO buffer node: each write of at most `PIPE_BUF` (4096) bytes arrives whole, a
+        /// non-blocking read of an empty node returns `EAGAIN` at once, and polling it never waits. A pty has a tty
+        /// layer between writer and reader: input reaches the reader through a kernel worker
+        /// (`flush_to_ldisc`), and an empty read waits for that worker when it is still running, which a device
+        /// never does. Removing the device does not end reads (libiio opens the node read-write, so it never sees
+        /// an end of file): readers learn of the removal from the `remove` uevent only.
+        case fifo
     }
 
     /// The sysfs path without `/sys`, such as `/devices/platform/lis3dh-accel/iio:device0`.
@@ -55,7 +63,7 @@ public struct EmulatedDevice: Sendable {
         var lines = ["P: \(devicePath)"]
         if let node {
             switch node.backing {
-            case .pty: lines.append("N: \(node.name)")
+            case .pty, .fifo: lines.append("N: \(node.name)")
             case .file(let bytes): lines.append("N: \(node.name)=\(hex(bytes))")
             }
         }

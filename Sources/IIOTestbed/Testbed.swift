@@ -27,8 +27,21 @@ public final class Testbed: @unchecked Sendable {
     private var added: [String] = []
     /// Attribute files made read-only by ``makeReadOnly(_:_:)`` (testbed paths).
     private var readOnly: [String] = []
-    /// The `/dev` nodes this testbed made, by sysfs path: the node's path in the testbed and its pty, if any.
-    private var nodes: [String: (name: String, path: String, pty: (master: Int32, slave: Int32)?)] = [:]
+    /// A `/dev` node this testbed made.
+    private struct NodeFiles {
+        /// The name under `/dev`, such as `iio:device0`.
+        var name: String
+        /// The node's path in the testbed.
+        var path: String
+        /// What ``feed(_:_:scanSize:)`` writes to: the pty's master or the FIFO's write end; -1 for a plain file.
+        var writer: Int32 = -1
+        /// The pty's slave, kept open so the pty stays in raw mode; -1 for other nodes.
+        var ptySlave: Int32 = -1
+        var isFIFO = false
+    }
+
+    /// The `/dev` nodes this testbed made, by sysfs path.
+    private var nodes: [String: NodeFiles] = [:]
 
     /// `true` when umockdev's preload library is mapped into this process, so testbeds redirect `/sys` and `/dev`.
     public static var preloadActive: Bool { swift_motion_umockdev_preload_active() != 0 }
@@ -89,8 +102,9 @@ public final class Testbed: @unchecked Sendable {
     /// `/sys/devices/platform/lis3dh-accel/iio:device0`.
     ///
     /// The `/dev` node is made here rather than by umockdev (whose pty nodes cannot be made again under the
-    /// same name once removed): a plain file holding the bytes, or a symbolic link to a pty in raw mode whose
-    /// master side ``feed(_:_:)`` writes to. Removing the device closes the pty, so readers see it vanish.
+    /// same name once removed): a plain file holding the bytes, a symbolic link to a pty in raw mode whose
+    /// master side ``feed(_:_:scanSize:)`` writes to, or a named pipe (FIFO) that it writes to. Removing the device
+    /// closes the pty, so readers see it vanish (a FIFO's readers do not: see ``EmulatedDevice/Node/fifo``).
     @discardableResult
     public func add(_ device: EmulatedDevice) throws(TestbedError) -> String {
         var description = device
@@ -111,7 +125,18 @@ public final class Testbed: @unchecked Sendable {
             guard let file = fopen(path, "w") else { throw TestbedError("cannot create \(path): errno \(errno)") }
             _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
             fclose(file)
-            nodes[sysfsPath] = (name, path, nil)
+            nodes[sysfsPath] = NodeFiles(name: name, path: path)
+        case .fifo:
+            guard mkfifo(path, 0o644) == 0 else { throw TestbedError("cannot make the FIFO \(path): errno \(errno)") }
+            // Read-write, as libiio opens the node: opening never waits for the other side, and the pipe stays
+            // open (empty reads give EAGAIN, never an end of file) whoever comes and goes.
+            let writer = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+            guard writer >= 0 else {
+                let code = errno
+                unlink(path)
+                throw TestbedError("cannot open the FIFO \(path): errno \(code)")
+            }
+            nodes[sysfsPath] = NodeFiles(name: name, path: path, writer: writer, isFIFO: true)
         case .pty:
             var master: Int32 = -1
             var slave: Int32 = -1
@@ -129,17 +154,15 @@ public final class Testbed: @unchecked Sendable {
                 close(slave)
                 throw TestbedError("cannot link \(path) to a pty: errno \(errno)")
             }
-            nodes[sysfsPath] = (name, path, (master, slave))
+            nodes[sysfsPath] = NodeFiles(name: name, path: path, writer: master, ptySlave: slave)
         }
     }
 
     private func removeNode(for sysfsPath: String) {
         guard let node = nodes.removeValue(forKey: sysfsPath) else { return }
         unlink(node.path)
-        if let pty = node.pty {
-            close(pty.master)
-            close(pty.slave)
-        }
+        if node.writer >= 0 { close(node.writer) }
+        if node.ptySlave >= 0 { close(node.ptySlave) }
     }
 
     /// Adds devices from umockdev's text format (`P:`, `N:`, `E:`, `A:` lines; blank lines between devices).
@@ -234,19 +257,30 @@ public final class Testbed: @unchecked Sendable {
         added = []
     }
 
-    /// The master side of the pty behind an emulated `/dev` node added with ``EmulatedDevice/Node/pty``, such as
-    /// `/dev/iio:device0`: bytes written to it are what readers of the node receive; -1 when there is none.
+    /// What the test writes to for an emulated `/dev` node such as `/dev/iio:device0`: the master side of its pty
+    /// (``EmulatedDevice/Node/pty``) or the write end of its FIFO (``EmulatedDevice/Node/fifo``); bytes written to
+    /// it are what readers of the node receive. -1 when there is none (a plain file, or no such node).
     public func masterFileDescriptor(forNode node: String) -> Int32 {
-        nodes.values.first { "/dev/" + $0.name == node }?.pty?.master ?? -1
+        nodes.values.first { "/dev/" + $0.name == node }?.writer ?? -1
     }
 
-    /// Writes all of `bytes` to the pty master of `node` (see ``masterFileDescriptor(forNode:)``).
-    public func feed(_ node: String, _ bytes: [UInt8]) throws(TestbedError) {
-        let fd = masterFileDescriptor(forNode: node)
-        guard fd >= 0 else { throw TestbedError("\(node) has no pty (add it without node contents)") }
+    /// Writes all of `bytes` to `node` (see ``masterFileDescriptor(forNode:)``), waiting while the node is full.
+    ///
+    /// A FIFO gets them in writes of at most `PIPE_BUF` (4096) bytes that end on a multiple of `scanSize`, so that
+    /// each arrives whole, as a kernel buffer hands over whole scans: write one batch per call to wake a reader
+    /// once per batch. (A write larger than `PIPE_BUF` could reach the reader in pieces split anywhere.) A pty
+    /// gets them as they fit.
+    public func feed(_ node: String, _ bytes: [UInt8], scanSize: Int = 1) throws(TestbedError) {
+        guard let files = nodes.values.first(where: { "/dev/" + $0.name == node }), files.writer >= 0 else {
+            throw TestbedError("\(node) has no pty or FIFO (add it with a .pty or .fifo node)")
+        }
+        let fd = files.writer
+        let pipeBuffer = 4096  // PIPE_BUF: a write of at most this many bytes to a pipe is atomic
+        let piece = files.isFIFO ? max(scanSize, pipeBuffer / max(scanSize, 1) * max(scanSize, 1)) : bytes.count
         var done = 0
         while done < bytes.count {
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, bytes.count - done) }
+            let count = min(piece, bytes.count - done)
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, count) }
             if written < 0 {
                 if errno == EINTR { continue }
                 if errno == EAGAIN {
@@ -254,7 +288,7 @@ public final class Testbed: @unchecked Sendable {
                     _ = poll(&request, 1, 1000)
                     continue
                 }
-                throw TestbedError("writing to the pty of \(node) failed: errno \(errno)")
+                throw TestbedError("writing to \(node) failed: errno \(errno)")
             }
             done += written
         }

@@ -117,6 +117,51 @@ struct CaptureTests {
         }
     }
 
+    /// A FIFO node behaves as a kernel IIO buffer node does for a reader: a non-blocking read of the empty node
+    /// returns EAGAIN at once, each batch written arrives whole (one `next()` per batch, exactly the batch), a
+    /// feed larger than PIPE_BUF arrives split at scan boundaries, and the capture ends with the `remove` uevent
+    /// (a FIFO's reader sees no end of file).
+    @Test(.timeLimit(.minutes(1))) func streamsFromAFifoLikeAKernelBuffer() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh(node: .fifo))
+            try testbed.add(.lis3dhTrigger)
+
+            // As libiio opens it: read-write, non-blocking; empty means EAGAIN, without waiting.
+            let fd = open("/dev/iio:device0", O_RDWR | O_NONBLOCK | O_CLOEXEC)
+            #expect(fd >= 0)
+            var byte: UInt8 = 0
+            let started = monotonicSeconds()
+            let result = read(fd, &byte, 1)
+            let code = errno
+            #expect(monotonicSeconds() - started < 0.05)
+            #expect(result == -1 && code == EAGAIN)
+            close(fd)
+
+            let capture = try IIOCapture(sources: try sources(), configuration: .init(rate: 100))
+            #expect(capture.details.first?.batchSize == 5)
+            #expect(testbed.attribute(path, "buffer/enable") == "1")
+            let bytes = lis3dhEncoder.encode(rows: fixtureRows(315))
+            var received: [MotionSample] = []
+            for batch in 0..<3 {
+                try testbed.feed("/dev/iio:device0", Array(bytes[batch * 80..<(batch + 1) * 80]), scanSize: 16)
+                let samples = try await capture.next()
+                #expect(samples.count == 5)
+                received += samples
+            }
+            // 4800 bytes: written as 4096 + 704, both whole scans.
+            try testbed.feed("/dev/iio:device0", Array(bytes[240..<5040]), scanSize: 16)
+            while received.count < 315 { received += try await capture.next() }
+            #expect(received.count == 315)
+            #expect(received.enumerated().allSatisfy { i, s in abs(s.timestamp - (1 + Double(i) * 0.01)) < 1e-12 })
+            #expect(received.map { $0.acceleration!.z * 9.80665 / 0.009576 }.map { $0.rounded() } == (0..<315).map { -Double($0 % 5) })
+
+            testbed.remove(path)
+            let (_, error) = await drain(capture)
+            #expect(error?.code == .disconnected)
+            #expect(error?.message == "iio:device0 (lis3dh) was removed")
+        }
+    }
+
     /// The reactor watches a node edge-triggered (one registration per descriptor, not one per wait): a backlog
     /// larger than the buffer (5 scans at 100 Hz) is read to the end without new data, data that arrives while
     /// nobody waits is not missed, and a new capture whose node reuses the closed one's descriptor number works.
