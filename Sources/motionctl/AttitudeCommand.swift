@@ -56,6 +56,11 @@ struct AttitudeCommand: ParsableCommand {
         valueName: "seconds"))
     var predict: Double = 0
 
+    @Option(help: ArgumentHelp(
+        "The gyroscope's full-scale range, e.g. 2000 for ±2000 °/s; without it, saturation is detected from readings pinned at one value.",
+        valueName: "degrees-per-second"))
+    var gyroRange: Double?
+
     @Option(help: ArgumentHelp("Sensors to fuse, comma-separated (accel,gyro for 6D).", valueName: "accel,gyro,mag"))
     var sensors: SensorList?
 
@@ -73,6 +78,9 @@ struct AttitudeCommand: ParsableCommand {
     func validate() throws {
         guard predict >= 0, predict <= 1 else {
             throw ValidationError("--predict must be between 0 and 1 second, got \(predict).")
+        }
+        if let gyroRange, !(gyroRange > 0 && gyroRange.isFinite) {
+            throw ValidationError("--gyro-range must be a positive number of degrees per second, got \(gyroRange).")
         }
         guard declination.isFinite, abs(declination) <= 180 else {
             throw ValidationError("--declination must be in degrees between -180 and 180, got \(declination).")
@@ -119,12 +127,25 @@ struct AttitudeCommand: ParsableCommand {
         metadata["frame"] = "\(frame.rawValue) (\(frame == .xArbitraryZVertical || frame == .xArbitraryCorrectedZVertical ? "x arbitrary, z up" : "x north, y west, z up"))"
         metadata["quaternion"] = "scalar first, device to reference: v_ref = q v_device q*"
         if predict > 0 { metadata["prediction_s"] = "\(predict)" }
+        var configuration = AttitudeEstimatorConfiguration()
+        if let gyroRange {
+            metadata["gyro_range_deg_s"] = "\(gyroRange)"
+            configuration.gyroscopeRange = gyroRange * .pi / 180
+        }
         let columns = all ? Self.allColumns : Self.quaternionColumns
         let writer = try TraceWriter(
             fileDescriptor: 1, name: "<stdout>", format: output.format, recordType: "attitude", columns: columns,
             metadata: metadata, flushing: output.flushing)
         var filter = DeviceMotionFilter(
-            referenceFrame: frame, magneticDeclination: declination * .pi / 180, predictionInterval: predict)
+            referenceFrame: frame, magneticDeclination: declination * .pi / 180, predictionInterval: predict,
+            configuration: configuration)
+        defer {
+            let saturated = filter.estimator.gyroscopeSaturationCount
+            if saturated > 0 {
+                printToStandardError(
+                    "motionctl: warning: \(saturated) gyroscope readings were saturated (clipped at the full-scale range)")
+            }
+        }
         var pacer = Pacer(speed: speed.factor)
         var values = [Double](repeating: 0, count: columns.count)
         values[0] = 1

@@ -46,6 +46,17 @@ import Testing
         #expect(result.stderr.contains("--frame arbitrary"))
     }
 
+    @Test func saturatedGyroscopeReadingsAreCounted() throws {
+        // The sweep turns faster than 10 °/s: with that range its readings saturate.
+        let result = try Motionctl.run(["attitude", "--trace", Self.sweep, "--gyro-range", "10"])
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("gyroscope readings were saturated"))
+        #expect(result.lines.contains("# gyro_range_deg_s: 10.0"))
+        let plain = try Motionctl.run(["attitude", "--trace", Self.sweep, "--gyro-range", "2000"])
+        #expect(plain.stderr.isEmpty)
+        #expect(try Motionctl.run(["attitude", "--trace", Self.sweep, "--gyro-range", "0"]).status == 64)
+    }
+
     @Test func jsonLinesRecordsCarryTheirType() throws {
         let result = try Motionctl.run(["attitude", "--trace", Self.sweep, "--format", "jsonl"])
         let objects = result.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
