@@ -12,6 +12,9 @@ public struct MagnetometerCalibratorConfiguration: Hashable, Sendable {
     public var rebinningDistance: Double = 2
     /// Before the first fit (no centre to bin around yet): the smallest distance between kept readings, in µT.
     public var initialSpacing: Double = 10
+    /// Shortest interval between fits while readings only change existing points, in s (a point in a new bin is
+    /// fitted at once).
+    public var fitInterval: Double = 0.2
     /// Relative deviation of a reading's distance from the fitted centre from the fitted radius beyond which it is a
     /// disturbance and left out of the fit, once the accuracy is at least ``rejectionMinimumAccuracy`` (0.1 = 10 %).
     public var disturbanceThreshold: Double = 0.1
@@ -42,7 +45,7 @@ public struct MagnetometerCalibratorConfiguration: Hashable, Sendable {
 /// the faces, edges and corners of a cube); a bin keeps one point, the mean of its readings within 5° of each
 /// other, or the latest. Before the first fit there is no centre: readings at least 10 µT from every kept one are
 /// kept instead. A linear least-squares sphere fit over the bins' points (centred, so it reduces to a 3×3
-/// solve) gives `b` and the radius. The accuracy follows from the number of occupied bins, the spread of the points
+/// solve; at once when a bin is first filled, else at most every 0.2 s) gives `b` and the radius. The accuracy follows from the number of occupied bins, the spread of the points
 /// (smallest eigenvalue of their covariance over r²/3) and the fit's RMS residual; once the accuracy is at least
 /// medium, a reading whose distance from `b` differs from the radius by more than 10 % is a disturbance (a magnet
 /// nearby) and does not enter the fit, nor do the readings of the first 1 s after it. Disturbed readings for 30 s
@@ -75,6 +78,7 @@ public struct MagnetometerCalibrator: Sendable {
     var disturbedTime: Double = 0
     var undisturbedTime: Double = .infinity
     var lastTimestamp: Double?
+    var lastFitTimestamp: Double = -.infinity
     let averagingCosine: Double
 
     /// Creates a calibrator with no estimate (offset zero, `uncalibrated`).
@@ -137,8 +141,13 @@ public struct MagnetometerCalibrator: Sendable {
         }
         disturbed = false
         disturbedTime = 0
-        insert(field)
-        fit()
+        switch insert(field) {
+        case .none: break
+        case .changed where timestamp - lastFitTimestamp < configuration.fitInterval: break
+        case .changed, .added:
+            fit()
+            lastFitTimestamp = timestamp
+        }
         return calibrated(field)
     }
 
@@ -150,6 +159,7 @@ public struct MagnetometerCalibrator: Sendable {
         pointCount = .zero
         isBinned = false
         occupiedBins = 0
+        lastFitTimestamp = -.infinity
         level = .uncalibrated
         fittedResidual = .infinity
         fittedSpread = 0
@@ -165,8 +175,11 @@ public struct MagnetometerCalibrator: Sendable {
         return q(u.x) * 9 + q(u.y) * 3 + q(u.z)
     }
 
-    mutating func insert(_ p: SIMD3<Double>) {
-        guard isBinned else { return insertSpaced(p) }
+    /// What a reading did to the points.
+    enum Insertion { case none, changed, added }
+
+    mutating func insert(_ p: SIMD3<Double>) -> Insertion {
+        guard isBinned else { return insertSpaced(p) ? .added : .none }
         let i = Self.bin(of: p, around: binningCentre)
         let count = pointCount[i]
         if count > 0 {
@@ -177,27 +190,50 @@ public struct MagnetometerCalibrator: Sendable {
                 let newCount = min(count + 1, configuration.maximumAveragedReadings)
                 let mean = old + (p - old) / newCount
                 (pointX[i], pointY[i], pointZ[i], pointCount[i]) = (mean.x, mean.y, mean.z, newCount)
-                return
+                return .changed
             }
         }
         (pointX[i], pointY[i], pointZ[i], pointCount[i]) = (p.x, p.y, p.z, 1)
+        return count > 0 ? .changed : .added
     }
 
     /// Before the first fit: keeps `p` when it is at least `initialSpacing` from every kept reading, in a free slot
     /// or in place of the nearest one when all 27 are taken.
-    mutating func insertSpaced(_ p: SIMD3<Double>) {
-        let dx = pointX - p.x, dy = pointY - p.y, dz = pointZ - p.z
-        let d2 = (dx * dx + dy * dy + dz * dz).replacing(with: .infinity, where: pointCount .== 0)
-        let spacing = configuration.initialSpacing
-        guard d2.min() >= spacing * spacing else { return }
+    mutating func insertSpaced(_ p: SIMD3<Double>) -> Bool {
+        let s2 = configuration.initialSpacing * configuration.initialSpacing
         var slot = -1
         var nearest = 0
-        for i in 0..<27 {
-            if pointCount[i] == 0 { slot = i; break }
-            if d2[i] < d2[nearest] { nearest = i }
+        var nearestDistance = Double.infinity
+        var tooClose = false
+        // Plain loops over the lanes: SIMD32's per-lane access and masks are slow on some targets.
+        withUnsafeBytes(of: pointX) { xs in
+            withUnsafeBytes(of: pointY) { ys in
+                withUnsafeBytes(of: pointZ) { zs in
+                    withUnsafeBytes(of: pointCount) { counts in
+                        let (x, y, z, n) = (
+                            xs.assumingMemoryBound(to: Double.self), ys.assumingMemoryBound(to: Double.self),
+                            zs.assumingMemoryBound(to: Double.self), counts.assumingMemoryBound(to: Double.self))
+                        for i in 0..<27 {
+                            if n[i] == 0 {
+                                if slot < 0 { slot = i }
+                                continue
+                            }
+                            let (dx, dy, dz) = (x[i] - p.x, y[i] - p.y, z[i] - p.z)
+                            let d2 = dx * dx + dy * dy + dz * dz
+                            if d2 < s2 {
+                                tooClose = true
+                                return
+                            }
+                            if d2 < nearestDistance { (nearest, nearestDistance) = (i, d2) }
+                        }
+                    }
+                }
+            }
         }
+        if tooClose { return false }
         if slot < 0 { slot = nearest }
         (pointX[slot], pointY[slot], pointZ[slot], pointCount[slot]) = (p.x, p.y, p.z, 1)
+        return true
     }
 
     /// Sorts the points into bins around `centre` again (a later point wins a shared bin).
