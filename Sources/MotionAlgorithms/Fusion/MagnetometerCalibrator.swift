@@ -205,7 +205,7 @@ public struct MagnetometerCalibrator: Sendable {
         var nearest = 0
         var nearestDistance = Double.infinity
         var tooClose = false
-        // Plain loops over the lanes: SIMD32's per-lane access and masks are slow on some targets.
+        // Plain loops over the lanes: SIMD32's per-lane access, masks and reductions compile to slow code on Linux.
         withUnsafeBytes(of: pointX) { xs in
             withUnsafeBytes(of: pointY) { ys in
                 withUnsafeBytes(of: pointZ) { zs in
@@ -250,18 +250,50 @@ public struct MagnetometerCalibrator: Sendable {
 
     /// The sphere fit over the bins' points, and the accuracy.
     mutating func fit() {
-        let w = pointCount.replacing(with: 1, where: pointCount .> 0)
-        let n = w.sum()
+        // Plain loops over the lanes (see `insertSpaced`).
+        var n = 0.0
+        var mean = SIMD3<Double>.zero
+        var sxx = 0.0, syy = 0.0, szz = 0.0, sxy = 0.0, sxz = 0.0, syz = 0.0, qSum = 0.0
+        var t = SIMD3<Double>.zero
+        let (px, py, pz, pc) = (pointX, pointY, pointZ, pointCount)
+        @inline(__always) func lanes<R>(
+            _ body: (UnsafePointer<Double>, UnsafePointer<Double>, UnsafePointer<Double>, UnsafePointer<Double>) -> R
+        ) -> R {
+            withUnsafeBytes(of: px) { xs in
+                withUnsafeBytes(of: py) { ys in
+                    withUnsafeBytes(of: pz) { zs in
+                        withUnsafeBytes(of: pc) { cs in
+                            body(
+                                xs.baseAddress!.assumingMemoryBound(to: Double.self),
+                                ys.baseAddress!.assumingMemoryBound(to: Double.self),
+                                zs.baseAddress!.assumingMemoryBound(to: Double.self),
+                                cs.baseAddress!.assumingMemoryBound(to: Double.self))
+                        }
+                    }
+                }
+            }
+        }
+        lanes { x, y, z, c in
+            for i in 0..<27 where c[i] > 0 {
+                n += 1
+                mean += SIMD3(x[i], y[i], z[i])
+            }
+            guard n > 0 else { return }
+            mean /= n
+            // Centred points x: |x|² = 2x·b' + c. With Σx = 0 the normal equations give S·b' = Σ x|x|² / 2 (S the
+            // scatter matrix) and c = mean |x|²; the radius is √(c + |b'|²).
+            for i in 0..<27 where c[i] > 0 {
+                let (dx, dy, dz) = (x[i] - mean.x, y[i] - mean.y, z[i] - mean.z)
+                let q = dx * dx + dy * dy + dz * dz
+                sxx += dx * dx; syy += dy * dy; szz += dz * dz
+                sxy += dx * dy; sxz += dx * dz; syz += dy * dz
+                t += SIMD3(dx, dy, dz) * q
+                qSum += q
+            }
+        }
         occupiedBins = Int(n)
         guard n >= 4 else { return }
-        let mean = SIMD3((pointX * w).sum(), (pointY * w).sum(), (pointZ * w).sum()) / n
-        let dx = (pointX - mean.x) * w, dy = (pointY - mean.y) * w, dz = (pointZ - mean.z) * w
-        let q = dx * dx + dy * dy + dz * dz
-        // Centred points x: |x|² = 2x·b' + c. With Σx = 0 the normal equations give S·b' = Σ x|x|² / 2 (S the
-        // scatter matrix) and c = mean |x|²; the radius is √(c + |b'|²).
-        let sxx = (dx * dx).sum(), syy = (dy * dy).sum(), szz = (dz * dz).sum()
-        let sxy = (dx * dy).sum(), sxz = (dx * dz).sum(), syz = (dy * dz).sum()
-        let t = SIMD3((dx * q).sum(), (dy * q).sum(), (dz * q).sum()) / 2
+        t /= 2
         // S⁻¹ by cofactors.
         let c11 = syy * szz - syz * syz, c12 = sxz * syz - sxy * szz, c13 = sxy * syz - sxz * syy
         let c22 = sxx * szz - sxz * sxz, c23 = sxy * sxz - sxx * syz, c33 = sxx * syy - sxy * sxy
@@ -272,12 +304,20 @@ public struct MagnetometerCalibrator: Sendable {
                 c11 * t.x + c12 * t.y + c13 * t.z,
                 c12 * t.x + c22 * t.y + c23 * t.z,
                 c13 * t.x + c23 * t.y + c33 * t.z) / det
-            let r2 = q.sum() / n + (local * local).sum()
+            let r2 = qSum / n + (local * local).sum()
             if r2 > 0 && r2.isFinite {
                 let r = r2.squareRoot()
-                let ex = dx - local.x * w, ey = dy - local.y * w, ez = dz - local.z * w
-                let deviation = ((ex * ex + ey * ey + ez * ez).squareRoot() - r) * w
-                let residual = ((deviation * deviation).sum() / n).squareRoot()
+                let centre = mean + local
+                let squares = lanes { x, y, z, c in
+                    var sum = 0.0
+                    for i in 0..<27 where c[i] > 0 {
+                        let (ex, ey, ez) = (x[i] - centre.x, y[i] - centre.y, z[i] - centre.z)
+                        let deviation = (ex * ex + ey * ey + ez * ez).squareRoot() - r
+                        sum += deviation * deviation
+                    }
+                    return sum
+                }
+                let residual = (squares / n).squareRoot()
                 let spread = Self.smallestEigenvalue(
                     sxx / n, syy / n, szz / n, sxy / n, sxz / n, syz / n) / (r2 / 3)
                 let c = configuration
@@ -286,7 +326,7 @@ public struct MagnetometerCalibrator: Sendable {
                     candidate = MagneticFieldCalibrationAccuracy(rawValue: k) ?? .uncalibrated
                 }
                 if candidate >= .low {
-                    offset = mean + local
+                    offset = centre
                     fittedRadius = r
                     fittedResidual = residual
                     fittedSpread = spread
