@@ -109,7 +109,8 @@ final class MotionEngine: Sendable {
             }
             let id = state.nextID
             state.nextID += 1
-            state.registrations[id] = Registration(stream: stream, route: route, gate: UpdateIntervalGate(interval: interval))
+            state.registrations[id] = Registration(
+                stream: stream, route: route, gate: UpdateIntervalGate(interval: interval))
             state.needs = Self.needs(of: state.registrations)
             if case .orientation(let buffer) = route, var current = state.latest.orientation {
                 // The current state first (its `orientationChanged` is false).
@@ -296,15 +297,21 @@ final class MotionEngine: Sendable {
                 let id = state.registrations.keys[index]
                 switch state.registrations.values[index].route {
                 case .accelerometer(let buffer):
-                    if let value = outputs.accelerometer, state.registrations.values[index].gate.admit(at: value.timestamp) {
+                    if let value = outputs.accelerometer,
+                        state.registrations.values[index].gate.admit(at: value.timestamp)
+                    {
                         deliveries.append(.accelerometer(id, buffer, value))
                     }
                 case .gyroscope(let buffer):
-                    if let value = outputs.gyroscope, state.registrations.values[index].gate.admit(at: value.timestamp) {
+                    if let value = outputs.gyroscope,
+                        state.registrations.values[index].gate.admit(at: value.timestamp)
+                    {
                         deliveries.append(.gyroscope(id, buffer, value))
                     }
                 case .magnetometer(let buffer):
-                    if let value = outputs.magnetometer, state.registrations.values[index].gate.admit(at: value.timestamp) {
+                    if let value = outputs.magnetometer,
+                        state.registrations.values[index].gate.admit(at: value.timestamp)
+                    {
                         deliveries.append(.magnetometer(id, buffer, value))
                     }
                 case .deviceMotion(let buffer):

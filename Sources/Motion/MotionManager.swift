@@ -181,7 +181,9 @@ public final class MotionManager: Sendable {
         to queue: OperationQueue, bufferingPolicy: MotionBufferingPolicy = .samplesDefault,
         withHandler handler: @escaping @Sendable (AccelerometerData?, MotionError?) -> Void
     ) {
-        startPush(.accelerometer, stream: .accelerometer, policy: bufferingPolicy, on: .operationQueue(queue), handler, route: MotionEngine.Route.accelerometer)
+        startPush(
+            .accelerometer, stream: .accelerometer, policy: bufferingPolicy, on: .operationQueue(queue), handler,
+            route: MotionEngine.Route.accelerometer)
     }
 
     /// Starts accelerometer updates: `handler` runs on `queue` every ``accelerometerUpdateInterval``.
@@ -189,7 +191,9 @@ public final class MotionManager: Sendable {
         to queue: DispatchQueue, bufferingPolicy: MotionBufferingPolicy = .samplesDefault,
         withHandler handler: @escaping @Sendable (AccelerometerData?, MotionError?) -> Void
     ) {
-        startPush(.accelerometer, stream: .accelerometer, policy: bufferingPolicy, on: .dispatchQueue(queue), handler, route: MotionEngine.Route.accelerometer)
+        startPush(
+            .accelerometer, stream: .accelerometer, policy: bufferingPolicy, on: .dispatchQueue(queue), handler,
+            route: MotionEngine.Route.accelerometer)
     }
 
     /// Stops accelerometer updates (pull or push).
@@ -205,7 +209,9 @@ public final class MotionManager: Sendable {
         to queue: OperationQueue, bufferingPolicy: MotionBufferingPolicy = .samplesDefault,
         withHandler handler: @escaping @Sendable (GyroData?, MotionError?) -> Void
     ) {
-        startPush(.gyroscope, stream: .gyroscope, policy: bufferingPolicy, on: .operationQueue(queue), handler, route: MotionEngine.Route.gyroscope)
+        startPush(
+            .gyroscope, stream: .gyroscope, policy: bufferingPolicy, on: .operationQueue(queue), handler,
+            route: MotionEngine.Route.gyroscope)
     }
 
     /// Starts gyroscope updates: `handler` runs on `queue` every ``gyroUpdateInterval``.
@@ -213,7 +219,9 @@ public final class MotionManager: Sendable {
         to queue: DispatchQueue, bufferingPolicy: MotionBufferingPolicy = .samplesDefault,
         withHandler handler: @escaping @Sendable (GyroData?, MotionError?) -> Void
     ) {
-        startPush(.gyroscope, stream: .gyroscope, policy: bufferingPolicy, on: .dispatchQueue(queue), handler, route: MotionEngine.Route.gyroscope)
+        startPush(
+            .gyroscope, stream: .gyroscope, policy: bufferingPolicy, on: .dispatchQueue(queue), handler,
+            route: MotionEngine.Route.gyroscope)
     }
 
     /// Stops gyroscope updates (pull or push).
@@ -229,7 +237,9 @@ public final class MotionManager: Sendable {
         to queue: OperationQueue, bufferingPolicy: MotionBufferingPolicy = .samplesDefault,
         withHandler handler: @escaping @Sendable (MagnetometerData?, MotionError?) -> Void
     ) {
-        startPush(.magnetometer, stream: .magnetometer, policy: bufferingPolicy, on: .operationQueue(queue), handler, route: MotionEngine.Route.magnetometer)
+        startPush(
+            .magnetometer, stream: .magnetometer, policy: bufferingPolicy, on: .operationQueue(queue), handler,
+            route: MotionEngine.Route.magnetometer)
     }
 
     /// Starts magnetometer updates: `handler` runs on `queue` every ``magnetometerUpdateInterval``.
@@ -237,7 +247,9 @@ public final class MotionManager: Sendable {
         to queue: DispatchQueue, bufferingPolicy: MotionBufferingPolicy = .samplesDefault,
         withHandler handler: @escaping @Sendable (MagnetometerData?, MotionError?) -> Void
     ) {
-        startPush(.magnetometer, stream: .magnetometer, policy: bufferingPolicy, on: .dispatchQueue(queue), handler, route: MotionEngine.Route.magnetometer)
+        startPush(
+            .magnetometer, stream: .magnetometer, policy: bufferingPolicy, on: .dispatchQueue(queue), handler,
+            route: MotionEngine.Route.magnetometer)
     }
 
     /// Stops magnetometer updates (pull or push).
@@ -261,7 +273,9 @@ public final class MotionManager: Sendable {
         withHandler handler: @escaping @Sendable (DeviceMotion?, MotionError?) -> Void
     ) {
         setFrame(frame)
-        startPush(.deviceMotion, stream: .deviceMotion(frame), policy: bufferingPolicy, on: .operationQueue(queue), handler, route: MotionEngine.Route.deviceMotion)
+        startPush(
+            .deviceMotion, stream: .deviceMotion(frame), policy: bufferingPolicy, on: .operationQueue(queue), handler,
+            route: MotionEngine.Route.deviceMotion)
     }
 
     /// Starts device-motion updates in `frame`: `handler` runs on `queue` every ``deviceMotionUpdateInterval``.
@@ -271,7 +285,9 @@ public final class MotionManager: Sendable {
         withHandler handler: @escaping @Sendable (DeviceMotion?, MotionError?) -> Void
     ) {
         setFrame(frame)
-        startPush(.deviceMotion, stream: .deviceMotion(frame), policy: bufferingPolicy, on: .dispatchQueue(queue), handler, route: MotionEngine.Route.deviceMotion)
+        startPush(
+            .deviceMotion, stream: .deviceMotion(frame), policy: bufferingPolicy, on: .dispatchQueue(queue), handler,
+            route: MotionEngine.Route.deviceMotion)
     }
 
     /// Stops device-motion updates (pull or push).
@@ -282,7 +298,9 @@ public final class MotionManager: Sendable {
         to queue: OperationQueue, bufferingPolicy: MotionBufferingPolicy = .eventsDefault,
         withHandler handler: @escaping @Sendable (ShakeEvent?, MotionError?) -> Void
     ) {
-        startPush(.shake, stream: .shake, policy: bufferingPolicy, on: .operationQueue(queue), handler, route: MotionEngine.Route.shake)
+        startPush(
+            .shake, stream: .shake, policy: bufferingPolicy, on: .operationQueue(queue), handler,
+            route: MotionEngine.Route.shake)
     }
 
     /// Starts shake detection: `handler` runs on `queue` for each `began`, `ended` and `cancelled` event.
@@ -290,7 +308,9 @@ public final class MotionManager: Sendable {
         to queue: DispatchQueue, bufferingPolicy: MotionBufferingPolicy = .eventsDefault,
         withHandler handler: @escaping @Sendable (ShakeEvent?, MotionError?) -> Void
     ) {
-        startPush(.shake, stream: .shake, policy: bufferingPolicy, on: .dispatchQueue(queue), handler, route: MotionEngine.Route.shake)
+        startPush(
+            .shake, stream: .shake, policy: bufferingPolicy, on: .dispatchQueue(queue), handler,
+            route: MotionEngine.Route.shake)
     }
 
     /// Stops shake detection.
@@ -350,7 +370,9 @@ public final class MotionManager: Sendable {
         to queue: OperationQueue, bufferingPolicy: MotionBufferingPolicy = .eventsDefault,
         withHandler handler: @escaping @Sendable (DeviceOrientationChange?, MotionError?) -> Void
     ) {
-        startPush(.deviceOrientation, stream: .orientation, policy: bufferingPolicy, on: .operationQueue(queue), handler, route: MotionEngine.Route.orientation)
+        startPush(
+            .deviceOrientation, stream: .orientation, policy: bufferingPolicy, on: .operationQueue(queue), handler,
+            route: MotionEngine.Route.orientation)
     }
 
     /// Runs `handler` on `queue` for each orientation change (first with the current state when one is known).
@@ -358,7 +380,9 @@ public final class MotionManager: Sendable {
         to queue: DispatchQueue, bufferingPolicy: MotionBufferingPolicy = .eventsDefault,
         withHandler handler: @escaping @Sendable (DeviceOrientationChange?, MotionError?) -> Void
     ) {
-        startPush(.deviceOrientation, stream: .orientation, policy: bufferingPolicy, on: .dispatchQueue(queue), handler, route: MotionEngine.Route.orientation)
+        startPush(
+            .deviceOrientation, stream: .orientation, policy: bufferingPolicy, on: .dispatchQueue(queue), handler,
+            route: MotionEngine.Route.orientation)
     }
 
     /// Stops the orientation handler.
@@ -449,7 +473,9 @@ public final class MotionManager: Sendable {
             }, dropped: { buffer.droppedCount })
     }
 
-    private func install(_ service: Service, id: Int, stop: @escaping @Sendable () -> Void, dropped: (@Sendable () -> Int)?) {
+    private func install(
+        _ service: Service, id: Int, stop: @escaping @Sendable () -> Void, dropped: (@Sendable () -> Int)?
+    ) {
         let previous = slots.withLock { slots -> (@Sendable () -> Void)? in
             let previous = slots.services[service]?.stop
             slots.services[service, default: Slot()].id = id

@@ -122,7 +122,8 @@ protocol LiveSampleIterator: AnyObject {
     func next() async throws(MotionError) -> MotionSample?
 }
 
-final class SequenceIterator<Iterator: AsyncIteratorProtocol>: LiveSampleIterator where Iterator.Element == MotionSample {
+final class SequenceIterator<Iterator: AsyncIteratorProtocol>: LiveSampleIterator
+where Iterator.Element == MotionSample {
     private var iterator: Iterator
 
     init(_ iterator: Iterator) {

@@ -31,7 +31,9 @@ public struct SettingDefinition: Hashable, Sendable {
         public var includesUpperBound: Bool
 
         /// Creates a range; both ends are included unless stated.
-        public init(_ lowerBound: Double, _ upperBound: Double, includesLowerBound: Bool = true, includesUpperBound: Bool = true) {
+        public init(
+            _ lowerBound: Double, _ upperBound: Double, includesLowerBound: Bool = true, includesUpperBound: Bool = true
+        ) {
             self.lowerBound = lowerBound
             self.upperBound = upperBound
             self.includesLowerBound = includesLowerBound
@@ -110,7 +112,9 @@ public struct SettingDefinition: Hashable, Sendable {
             }
             return .success(.integer(integer))
         case .choice(let words):
-            guard words.contains(trimmed) else { return .failure(Problem(description: "expected \(allowed), found \"\(trimmed)\"")) }
+            guard words.contains(trimmed) else {
+                return .failure(Problem(description: "expected \(allowed), found \"\(trimmed)\""))
+            }
             return .success(.text(trimmed))
         case .flag:
             switch trimmed.lowercased() {
