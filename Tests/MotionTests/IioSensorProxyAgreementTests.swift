@@ -56,7 +56,8 @@ struct IioSensorProxyAgreementTests {
             }
             manager.stopDeviceOrientationUpdates()
             await manager.stopAllUpdates()
-            #expect(session.reportedOrientations == expected)
+            // monitor-sensor may print iio-sensor-proxy's initial "undefined" (before its first reading) first.
+            #expect(Array(session.reportedOrientations.drop { $0 == "undefined" }) == expected)
             #expect(ours.all.map(\.iioSensorProxyOrientation.rawValue) == expected)
         }
     }
