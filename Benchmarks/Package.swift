@@ -5,6 +5,18 @@
 
 import PackageDescription
 
+/// A benchmark executable in `Benchmarks/<name>`, using swift-motion's `modules` (Swift 6 mode).
+func benchmark(_ name: String, using modules: [String]) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: [.product(name: "Benchmark", package: "package-benchmark")]
+            + modules.map { .product(name: $0, package: "swift-motion") },
+        path: "Benchmarks/\(name)",
+        swiftSettings: [.swiftLanguageMode(.v6)],
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+    )
+}
+
 let package = Package(
     name: "swift-motion-benchmarks",
     platforms: [.macOS(.v15)],
@@ -13,62 +25,10 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
     targets: [
-        .executableTarget(
-            name: "AlgorithmBenchmarks",
-            dependencies: [
-                .product(name: "Benchmark", package: "package-benchmark"),
-                .product(name: "MotionAlgorithms", package: "swift-motion"),
-                .product(name: "MotionCore", package: "swift-motion"),
-            ],
-            path: "Benchmarks/AlgorithmBenchmarks",
-            swiftSettings: [.swiftLanguageMode(.v6)],
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
-        ),
-        .executableTarget(
-            name: "FusionBenchmarks",
-            dependencies: [
-                .product(name: "Benchmark", package: "package-benchmark"),
-                .product(name: "MotionAlgorithms", package: "swift-motion"),
-                .product(name: "MotionCore", package: "swift-motion"),
-                .product(name: "MotionTesting", package: "swift-motion"),
-            ],
-            path: "Benchmarks/FusionBenchmarks",
-            swiftSettings: [.swiftLanguageMode(.v6)],
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
-        ),
-        .executableTarget(
-            name: "TraceBenchmarks",
-            dependencies: [
-                .product(name: "Benchmark", package: "package-benchmark"),
-                .product(name: "MotionTrace", package: "swift-motion"),
-                .product(name: "MotionCore", package: "swift-motion"),
-                .product(name: "MotionTesting", package: "swift-motion"),
-            ],
-            path: "Benchmarks/TraceBenchmarks",
-            swiftSettings: [.swiftLanguageMode(.v6)],
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
-        ),
-        .executableTarget(
-            name: "EventBenchmarks",
-            dependencies: [
-                .product(name: "Benchmark", package: "package-benchmark"),
-                .product(name: "MotionAlgorithms", package: "swift-motion"),
-                .product(name: "MotionCore", package: "swift-motion"),
-            ],
-            path: "Benchmarks/EventBenchmarks",
-            swiftSettings: [.swiftLanguageMode(.v6)],
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
-        ),
-        .executableTarget(
-            name: "MotionManagerBenchmarks",
-            dependencies: [
-                .product(name: "Benchmark", package: "package-benchmark"),
-                .product(name: "Motion", package: "swift-motion"),
-                .product(name: "MotionCore", package: "swift-motion"),
-            ],
-            path: "Benchmarks/MotionManagerBenchmarks",
-            swiftSettings: [.swiftLanguageMode(.v6)],
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
-        ),
+        benchmark("AlgorithmBenchmarks", using: ["MotionAlgorithms", "MotionCore"]),
+        benchmark("FusionBenchmarks", using: ["MotionAlgorithms", "MotionCore", "MotionTesting"]),
+        benchmark("TraceBenchmarks", using: ["MotionTrace", "MotionCore", "MotionTesting"]),
+        benchmark("EventBenchmarks", using: ["MotionAlgorithms", "MotionCore"]),
+        benchmark("MotionManagerBenchmarks", using: ["Motion", "MotionCore"]),
     ]
 )
