@@ -48,7 +48,7 @@ let package = Package(
         // Linux IIO devices through libiio and libudev.
         .target(name: "MotionIIO", dependencies: ["MotionCore", "CLibIIO", "CLibUdev"]),
         // Test support only: Swift testbed wrapper, emulated device descriptions and a scan encoder.
-        .target(name: "IIOTestbed", dependencies: ["CUMockdev", "UMockdevPreload"]),
+        .target(name: "IIOTestbed", dependencies: ["CUMockdev", "UMockdevPreload", "MotionCore"]),
         // Deterministic, seeded synthetic motion (simulator) for tests, recordings and users' tests.
         .target(
             name: "MotionTesting",

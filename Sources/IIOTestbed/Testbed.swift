@@ -1,6 +1,6 @@
 internal import CUMockdev
 internal import UMockdevPreload
-import Synchronization
+import MotionCore
 
 #if canImport(Glibc)
 import Glibc
@@ -332,7 +332,7 @@ final class TestbedLock: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -1,5 +1,5 @@
 internal import CLibIIO
-import Synchronization
+import MotionCore
 
 #if canImport(Glibc)
 import Glibc
@@ -53,7 +53,7 @@ final class Reactor: TaskExecutor, Sendable {
 
     private let epollFD: Int32
     private let wakeFD: Int32
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     private init() {
         epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))

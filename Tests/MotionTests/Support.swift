@@ -1,6 +1,5 @@
 import Foundation
 import MotionCore
-import Synchronization
 
 /// `count` samples at `rate` Hz from t = 0, accelerometer and gyroscope, with the index in the x acceleration so
 /// each sample can be recognised.
@@ -24,9 +23,10 @@ func temporaryTrace(_ text: String, name: String = "trace") throws -> String {
     return path
 }
 
-/// A thread-safe list that handlers append to.
+/// A thread-safe list that handlers append to. (`LockedState`, not `Mutex`: the thread sanitizer cannot see a
+/// contended `Mutex` on Linux and would report the list itself as a race.)
 final class Recorder<Element: Sendable>: Sendable {
-    private let items = Mutex<[Element]>([])
+    private let items = LockedState<[Element]>([])
     func append(_ element: Element) { items.withLock { $0.append(element) } }
     var all: [Element] { items.withLock { $0 } }
     var count: Int { items.withLock { $0.count } }
