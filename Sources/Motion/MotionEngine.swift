@@ -2,7 +2,6 @@ import MotionAlgorithms
 import MotionCore
 import MotionIIO
 
-
 /// The one engine behind every façade of a ``MotionManager``: a registry of subscriptions and the latest values
 /// under one lock, and a producer task that reads the source, runs the algorithms the subscriptions need and
 /// hands each update to each subscription's ``DeliveryBuffer``.
@@ -89,9 +88,7 @@ final class MotionEngine: Sendable {
         guard case .device(let selector, let includeBase, _) = source.kind,
             let devices = try? IIODeviceDiscovery.devices(includeBase: includeBase)
         else { return [] }
-        return DeviceSelector(selector).sources(from: devices).reduce(into: SensorSet()) { set, source in
-            source.sensors.forEach { set.insert($0.sensor) }
-        }
+        return DeviceSelector(selector).sources(from: devices).reduce(SensorSet()) { $0.union($1.sensorSet) }
     }
 
     // MARK: Subscriptions
@@ -103,34 +100,33 @@ final class MotionEngine: Sendable {
     /// ``ensureProducing()`` (an iterator's first `next()`), so subscriptions made together see the same samples.
     func subscribe(_ stream: Stream, route: Route, interval: Double, deferStart: Bool = false) -> Int? {
         let deferStart = deferStart && isLossless
-        let outcome: Result<Int, MotionError>? = state.withLock { state in
-            if let end = state.end {
-                return end.map { -1 }
-            }
+        enum Outcome {
+            case registered(Int)
+            case ended(Result<Void, MotionError>)
+        }
+        let outcome: Outcome = state.withLock { state in
+            if let end = state.end { return .ended(end) }
             let id = state.nextID
             state.nextID += 1
             state.registrations[id] = Registration(
                 stream: stream, route: route, gate: UpdateIntervalGate(interval: interval))
             state.needs = Self.needs(of: state.registrations)
             if case .orientation(let buffer) = route, var current = state.latest.orientation {
-                // The current state first (its `orientationChanged` is false).
+                // The current state first (its `orientationChanged` is false), under the lock so that no change
+                // the producer routes can overtake it. A new buffer has no waiting consumer: nothing is resumed.
                 current.previousOrientation = current.orientation
                 current.previousTilt = current.tilt
                 current.previousIIOSensorProxyOrientation = current.iioSensorProxyOrientation
                 buffer.send(current)
             }
             if !deferStart { startProducer(&state) }
-            return .success(id)
+            return .registered(id)
         }
         switch outcome {
-        case .success(let id)?:
-            if id >= 0 { return id }
-            route.finish(.success(()))
-            return nil
-        case .failure(let error)?:
-            route.finish(.failure(error))
-            return nil
-        case nil:
+        case .registered(let id):
+            return id
+        case .ended(let end):
+            route.finish(end)
             return nil
         }
     }
@@ -186,14 +182,8 @@ final class MotionEngine: Sendable {
     /// has stopped and released the source (a device's buffer disabled).
     func shutdown() async {
         let (registrations, producer) = state.withLock { state in
-            let registrations = state.registrations
-            state.registrations = [:]
-            state.needs = Needs()
-            if state.isProducing {
-                state.isProducing = false
-                state.producer?.cancel()
-            }
-            return (registrations, state.producer)
+            if state.isProducing { state.producer?.cancel() }
+            return (Self.removeAll(&state), state.producer)
         }
         for registration in registrations.values { registration.route.finish(.success(())) }
         await producer?.value
@@ -338,13 +328,18 @@ final class MotionEngine: Sendable {
     private func finishAll(_ end: Result<Void, MotionError>) {
         let registrations = state.withLock { state in
             if !source.isLive { state.end = end }
-            let registrations = state.registrations
-            state.registrations = [:]
-            state.needs = Needs()
-            state.isProducing = false
-            return registrations
+            return Self.removeAll(&state)
         }
         for registration in registrations.values { registration.route.finish(end) }
+    }
+
+    /// Empties the registry and marks the producer stopped; the caller finishes the routes outside the lock.
+    private static func removeAll(_ state: inout State) -> [Int: Registration] {
+        let registrations = state.registrations
+        state.registrations = [:]
+        state.needs = Needs()
+        state.isProducing = false
+        return registrations
     }
 }
 

@@ -60,9 +60,7 @@ extension MotionManager {
         interval: Double? = nil, bufferingPolicy: MotionBufferingPolicy = .samplesDefault,
         _ body: (MotionUpdates<AccelerometerData>) async throws -> Result
     ) async rethrows -> Result {
-        let updates = accelerometerUpdates(interval: interval, bufferingPolicy: bufferingPolicy)
-        defer { updates.cancel() }
-        return try await body(updates)
+        try await scoped(accelerometerUpdates(interval: interval, bufferingPolicy: bufferingPolicy), body)
     }
 
     /// Runs `body` with gyroscope updates; the subscription ends when `body` returns or throws.
@@ -70,9 +68,7 @@ extension MotionManager {
         interval: Double? = nil, bufferingPolicy: MotionBufferingPolicy = .samplesDefault,
         _ body: (MotionUpdates<GyroData>) async throws -> Result
     ) async rethrows -> Result {
-        let updates = gyroUpdates(interval: interval, bufferingPolicy: bufferingPolicy)
-        defer { updates.cancel() }
-        return try await body(updates)
+        try await scoped(gyroUpdates(interval: interval, bufferingPolicy: bufferingPolicy), body)
     }
 
     /// Runs `body` with magnetometer updates; the subscription ends when `body` returns or throws.
@@ -80,9 +76,7 @@ extension MotionManager {
         interval: Double? = nil, bufferingPolicy: MotionBufferingPolicy = .samplesDefault,
         _ body: (MotionUpdates<MagnetometerData>) async throws -> Result
     ) async rethrows -> Result {
-        let updates = magnetometerUpdates(interval: interval, bufferingPolicy: bufferingPolicy)
-        defer { updates.cancel() }
-        return try await body(updates)
+        try await scoped(magnetometerUpdates(interval: interval, bufferingPolicy: bufferingPolicy), body)
     }
 
     /// Runs `body` with device-motion updates in `frame`; the subscription ends when `body` returns or throws.
@@ -91,9 +85,7 @@ extension MotionManager {
         bufferingPolicy: MotionBufferingPolicy = .stateDefault,
         _ body: (MotionUpdates<DeviceMotion>) async throws -> Result
     ) async rethrows -> Result {
-        let updates = deviceMotionUpdates(using: frame, interval: interval, bufferingPolicy: bufferingPolicy)
-        defer { updates.cancel() }
-        return try await body(updates)
+        try await scoped(deviceMotionUpdates(using: frame, interval: interval, bufferingPolicy: bufferingPolicy), body)
     }
 
     /// Runs `body` with shake events; the subscription ends when `body` returns or throws.
@@ -101,9 +93,7 @@ extension MotionManager {
         bufferingPolicy: MotionBufferingPolicy = .eventsDefault,
         _ body: (MotionUpdates<ShakeEvent>) async throws -> Result
     ) async rethrows -> Result {
-        let updates = shakeEvents(bufferingPolicy: bufferingPolicy)
-        defer { updates.cancel() }
-        return try await body(updates)
+        try await scoped(shakeEvents(bufferingPolicy: bufferingPolicy), body)
     }
 
     /// Runs `body` with orientation changes; the subscription ends when `body` returns or throws.
@@ -111,7 +101,13 @@ extension MotionManager {
         bufferingPolicy: MotionBufferingPolicy = .eventsDefault,
         _ body: (MotionUpdates<DeviceOrientationChange>) async throws -> Result
     ) async rethrows -> Result {
-        let updates = deviceOrientationChanges(bufferingPolicy: bufferingPolicy)
+        try await scoped(deviceOrientationChanges(bufferingPolicy: bufferingPolicy), body)
+    }
+
+    /// Runs `body` with `updates` and cancels the subscription when `body` returns or throws.
+    private func scoped<Element, Result>(
+        _ updates: MotionUpdates<Element>, _ body: (MotionUpdates<Element>) async throws -> Result
+    ) async rethrows -> Result {
         defer { updates.cancel() }
         return try await body(updates)
     }

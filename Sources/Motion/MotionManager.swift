@@ -395,17 +395,11 @@ public final class MotionManager: Sendable {
     /// normally; handlers are not called again (as after `stop…Updates()`); orientation notifications end.
     /// Call it before a process exits, so the device is left off.
     public func stopAllUpdates() async {
-        let stops = slots.withLock { slots -> [@Sendable () -> Void] in
-            let stops = slots.services.values.compactMap(\.stop)
-            for service in slots.services.keys {
-                slots.services[service]!.stop = nil
-                slots.services[service]!.id = nil
-            }
+        Service.allCases.forEach(stop)
+        slots.withLock { slots in
             slots.orientationGenerators = 0
-            slots.orientationPullID = nil
-            return stops
+            slots.orientationPullID = nil  // removed with every other registration below
         }
-        stops.forEach { $0() }
         await engine.shutdown()
     }
 
@@ -462,8 +456,8 @@ public final class MotionManager: Sendable {
     ) {
         stop(service)
         let buffer = DeliveryBuffer(policy: policy, scheduler: queue.scheduler, handler: handler)
-        let interval = service == .shake || service == .deviceOrientation ? 0 : interval(of: service)
-        guard let id = engine.subscribe(stream, route: route(buffer), interval: interval) else { return }
+        // Events (shake, orientation) ignore the interval: the engine passes every event on.
+        guard let id = engine.subscribe(stream, route: route(buffer), interval: interval(of: service)) else { return }
         let engine = self.engine
         install(
             service, id: id,

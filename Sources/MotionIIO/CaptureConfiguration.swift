@@ -80,6 +80,9 @@ public struct CaptureSource: Hashable, Sendable {
     public var sensors: [IIOSensorKind]
 
     /// Creates a source.
+    /// The sensors captured, as a set.
+    public var sensorSet: SensorSet { sensors.reduce(into: SensorSet()) { $0.insert($1.sensor) } }
+
     public init(device: IIODevice, sensors: [IIOSensorKind]) {
         self.device = device
         self.sensors = sensors

@@ -168,9 +168,7 @@ struct LiveSession {
                 for warning in detail.warnings { printToStandardError("motionctl: warning: \(detail.device.id): \(warning)") }
             }
             if writer == nil {
-                let sensors = sources.reduce(into: SensorSet()) { set, source in
-                    source.sensors.forEach { set.insert($0.sensor) }
-                }.intersection(wanted)
+                let sensors = sources.reduce(SensorSet()) { $0.union($1.sensorSet) }.intersection(wanted)
                 writer = try TraceWriter(
                     fileDescriptor: output.fileDescriptor, name: output.name, format: output.format, sensors: sensors,
                     metadata: metadata(capture.details), flushing: output.flushing)

@@ -28,19 +28,15 @@ struct LiveEventOptions: ParsableArguments {
 
     var source: MotionSource? { device.map { MotionSource.device($0, includeBase: includeBase) } }
 
-    /// Runs `body` with a manager on the device until SIGINT or SIGTERM (status 0) or a device error, then
-    /// switches the device off before returning.
+    /// Runs `body` with a manager on the device until SIGINT or SIGTERM (status 0) or a device error (such as
+    /// no matching device, which the subscription reports when it opens the device), then switches the device off
+    /// before returning.
     static func run(
         _ source: MotionSource, configuration: MotionConfiguration,
         _ body: @escaping @Sendable (MotionManager) async throws(MotionError) -> Void
     ) async throws(MotionError) {
         try await SignalCancellation.run {
             let manager = try MotionManager(source: source, configuration: configuration)
-            guard manager.isAccelerometerAvailable else {
-                throw MotionError(
-                    .deviceNotFound,
-                    "no accelerometer matches --device \(source.selectorDescription) (see motionctl devices and Docs/Devices.md)")
-            }
             do {
                 try await body(manager)
             } catch {
@@ -49,12 +45,5 @@ struct LiveEventOptions: ParsableArguments {
             }
             await manager.stopAllUpdates()
         }
-    }
-}
-
-extension MotionSource {
-    /// The device selector as typed.
-    fileprivate var selectorDescription: String {
-        description.hasPrefix("device ") ? String(description.dropFirst("device ".count)) : description
     }
 }

@@ -356,6 +356,10 @@ struct DeviceCommandTests {
             #expect(child.lines.first?.hasPrefix("{\"type\":\"orientation\",\"t\":1.") == true)
             #expect(child.lines.first?.hasSuffix("\"orientation\":\"portrait\",\"previous\":\"unknown\"}") == true)
 
+            let missing = try Motionctl.run(["orientation", "--device", "bmi160"])
+            #expect(missing.status == 69)
+            #expect(missing.stderr.contains("no device matches \"bmi160\" for accel; found iio:device0 (lis3dh)"))
+
             let usage = try Motionctl.run(["orientation", "--device", "auto", "--trace", "x.csv"])
             #expect(usage.status == 64)
             #expect(usage.stderr.contains("Choose one of --trace, --device and --evaluate"))
