@@ -298,9 +298,17 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     /// Marks saturated readings; when saturation ends, starts the recovery.
     @inlinable
     mutating func detectSaturation(_ omega: Vector) {
-        let magnitude = omega.replacing(with: -omega, where: omega .< 0)
+        let magnitude = Vector(omega.x.magnitude, omega.y.magnitude, omega.z.magnitude)
+        let top = Swift.max(magnitude.x, magnitude.y, magnitude.z)
         let saturated: Bool
-        if saturationLevel.isFinite {
+        if top < saturationLevel && top < Scalar(configuration.saturationMinimumRate) {
+            // The common case, in scalar code: no axis near either limit, so nothing is pinned (the general
+            // branch below gives the same state).
+            if top > largestRateMagnitude { largestRateMagnitude = top }
+            previousRateMagnitude = magnitude
+            pinnedReadings = .zero
+            saturated = false
+        } else if saturationLevel.isFinite {
             saturated = magnitude.x >= saturationLevel || magnitude.y >= saturationLevel
                 || magnitude.z >= saturationLevel
         } else {
@@ -309,7 +317,6 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
             let pinned = magnitude .>= Scalar(configuration.saturationMinimumRate)
                 .& (magnitude .>= largestRateMagnitude - tolerance)
                 .& (difference .<= tolerance) .& (difference .>= -tolerance)
-            let top = Swift.max(magnitude.x, magnitude.y, magnitude.z)
             if top > largestRateMagnitude { largestRateMagnitude = top }
             let needed = Scalar(configuration.saturationMinimumSamples - 1)
             pinnedReadings = pointwiseMin(pinnedReadings + 1, Vector(repeating: needed)).replacing(with: 0, where: .!pinned)
