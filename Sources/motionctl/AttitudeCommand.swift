@@ -1,4 +1,5 @@
 public import ArgumentParser
+import Motion
 import MotionAlgorithms
 public import MotionCore
 import MotionTrace
@@ -47,8 +48,9 @@ struct AttitudeCommand: ParsableCommand {
     @Option(help: "Reference frame: arbitrary (6D), arbitrary-corrected, magnetic-north or true-north (9D).")
     var frame: AttitudeReferenceFrame = .xArbitraryZVertical
 
-    @Option(help: ArgumentHelp(
-        "Magnetic declination for --frame true-north, degrees east of true north.", valueName: "degrees"))
+    @Option(help: .setting(
+        "Magnetic declination for --frame true-north, degrees east of true north.", "deviceMotion.magneticDeclination",
+        valueName: "degrees"))
     var declination: Double = 0
 
     @Option(help: ArgumentHelp(
@@ -82,9 +84,7 @@ struct AttitudeCommand: ParsableCommand {
         if let gyroRange, !(gyroRange > 0 && gyroRange.isFinite) {
             throw ValidationError("--gyro-range must be a positive number of degrees per second, got \(gyroRange).")
         }
-        guard declination.isFinite, abs(declination) <= 180 else {
-            throw ValidationError("--declination must be in degrees between -180 and 180, got \(declination).")
-        }
+        try validateFlag("--declination", declination, setting: "deviceMotion.magneticDeclination")
     }
 
     func run() throws {

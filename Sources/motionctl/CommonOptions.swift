@@ -1,5 +1,6 @@
 public import ArgumentParser
 public import MotionAlgorithms
+import Motion
 import MotionCore
 public import MotionTrace
 
@@ -85,8 +86,9 @@ struct ProcessingOptions: ParsableArguments {
         valueName: "seconds"))
     var interval: Double = 0
 
-    @Option(name: .customLong("low-pass"), help: ArgumentHelp(
-        "Low-pass every vector: y = α·x + (1−α)·y_prev (the iPhone guide uses 0.1).", valueName: "α"))
+    @Option(name: .customLong("low-pass"), help: .setting(
+        "Low-pass every vector: y = α·x + (1−α)·y_prev (the iPhone guide uses 0.1).", "filter.factor",
+        valueName: "α"))
     var lowPass: Double?
 
     @Option(name: .customLong("high-pass"), help: ArgumentHelp(
@@ -112,8 +114,10 @@ struct ProcessingOptions: ParsableArguments {
         guard chosen.count <= 1 else {
             throw ValidationError("Choose one of --low-pass, --high-pass, --cutoff and --high-pass-cutoff.")
         }
-        for alpha in [lowPass, highPass].compactMap({ $0 }) where !(alpha >= 0 && alpha <= 1) {
-            throw ValidationError("A filtering factor α must be in [0, 1], got \(alpha).")
+        // --low-pass is the setting filter.factor's α (SettingFlags.swift); --high-pass has no setting.
+        try validateFlag("--low-pass", lowPass, setting: "filter.factor")
+        if let highPass, !(highPass >= 0 && highPass <= 1) {
+            throw ValidationError("--high-pass must be a factor α in [0, 1], got \(highPass).")
         }
         for hertz in [cutoff, highPassCutoff].compactMap({ $0 }) where !(hertz > 0 && hertz.isFinite) {
             throw ValidationError("A cutoff frequency must be a positive number of hertz, got \(hertz).")

@@ -157,19 +157,20 @@ struct OrientationCommand: AsyncParsableCommand {
 
 /// The orientation classifier's settings.
 struct OrientationSettingsOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Low-pass cutoff applied before classifying.", valueName: "hz"))
+    @Option(help: .setting("Low-pass cutoff applied before classifying.", "orientation.cutoff", valueName: "hz"))
     var cutoff: Double?
 
     @Option(
-        help: ArgumentHelp(
+        help: .setting(
             "Half the dead zone between neighbouring orientations: a new one is taken within 45° minus this.",
-            valueName: "degrees"))
+            "orientation.hysteresis", valueName: "degrees"))
     var hysteresis: Double?
 
     @Option(
         name: .customLong("settle"),
-        help: ArgumentHelp(
-            "How long a change must stand, with the device still, before it is reported.", valueName: "seconds"))
+        help: .setting(
+            "How long a change must stand, with the device still, before it is reported.", "orientation.settleTime",
+            valueName: "seconds"))
     var settleTime: Double?
 
     @Option(
@@ -178,15 +179,10 @@ struct OrientationSettingsOptions: ParsableArguments {
     var tolerance: Double = 0.2
 
     func validate() throws {
-        if let cutoff, !(cutoff > 0 && cutoff.isFinite) {
-            throw ValidationError("--cutoff must be a positive number of hertz, got \(cutoff).")
-        }
-        if let hysteresis, !(hysteresis >= 0 && hysteresis < 45) {
-            throw ValidationError("--hysteresis must be in [0, 45) degrees, got \(hysteresis).")
-        }
-        if let settleTime, !(settleTime >= 0 && settleTime.isFinite) {
-            throw ValidationError("--settle must be ≥ 0 s, got \(settleTime).")
-        }
+        // The flags that stand for a setting accept what the setting accepts (SettingFlags.swift).
+        try validateFlag("--cutoff", cutoff, setting: "orientation.cutoff")
+        try validateFlag("--hysteresis", hysteresis, setting: "orientation.hysteresis")
+        try validateFlag("--settle", settleTime, setting: "orientation.settleTime")
         guard tolerance > 0, tolerance.isFinite else {
             throw ValidationError("--tolerance must be a positive number of g, got \(tolerance).")
         }

@@ -169,7 +169,9 @@ struct ShakeCommand: AsyncParsableCommand {
 
 /// The shake detector's sensitivity options.
 struct ShakeSensitivityOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Linear acceleration a stroke must reach, after gravity removal.", valueName: "g"))
+    @Option(
+        help: .setting(
+            "Linear acceleration a stroke must reach, after gravity removal.", "shake.threshold", valueName: "g"))
     var threshold: Double?
 
     @Option(
@@ -180,13 +182,15 @@ struct ShakeSensitivityOptions: ParsableArguments {
     @Option(name: .customLong("max-frequency"), help: ArgumentHelp("Fastest shake.", valueName: "hz"))
     var maximumFrequency: Double = 10
 
-    @Option(help: ArgumentHelp("Reversals (changes of direction) that make a shake begin.", valueName: "n"))
+    @Option(
+        help: .setting(
+            "Reversals (changes of direction) that make a shake begin.", "shake.minimumReversals", valueName: "n"))
     var reversals: Int?
 
     @Option(
         name: .customLong("max-duration"),
-        help: ArgumentHelp(
-            "Longest shake that ends rather than being cancelled.", valueName: "seconds"))
+        help: .setting(
+            "Longest shake that ends rather than being cancelled.", "shake.maximumDuration", valueName: "seconds"))
     var maximumDuration: Double?
 
     @Option(
@@ -196,9 +200,10 @@ struct ShakeSensitivityOptions: ParsableArguments {
     var minimumLinearity: Double = 0.97
 
     func validate() throws {
-        if let threshold, !(threshold > 0 && threshold.isFinite) {
-            throw ValidationError("--threshold must be a positive number of g, got \(threshold).")
-        }
+        // The flags that stand for a setting accept what the setting accepts (SettingFlags.swift).
+        try validateFlag("--threshold", threshold, setting: "shake.threshold")
+        try validateFlag("--reversals", reversals, setting: "shake.minimumReversals")
+        try validateFlag("--max-duration", maximumDuration, setting: "shake.maximumDuration")
         guard minimumFrequency > 0, maximumFrequency > minimumFrequency, maximumFrequency.isFinite else {
             throw ValidationError(
                 "--min-frequency and --max-frequency must be positive hertz with min < max, got \(minimumFrequency) and \(maximumFrequency)."
@@ -209,10 +214,6 @@ struct ShakeSensitivityOptions: ParsableArguments {
         }
         guard minimumFrequency > 0.8 else {
             throw ValidationError("--min-frequency must be above the 0.8 Hz gravity cutoff, got \(minimumFrequency).")
-        }
-        if let reversals, reversals < 1 { throw ValidationError("--reversals must be at least 1, got \(reversals).") }
-        if let maximumDuration, !(maximumDuration > 0 && maximumDuration.isFinite) {
-            throw ValidationError("--max-duration must be a positive number of seconds, got \(maximumDuration).")
         }
         guard (0...1).contains(minimumLinearity) else {
             throw ValidationError("--min-linearity must be between 0 and 1, got \(minimumLinearity).")

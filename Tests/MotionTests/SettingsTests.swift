@@ -86,6 +86,23 @@ struct SettingsTests {
         #expect(wasAccepted == accepted, "\(key) = \(text)")
     }
 
+    @Test(
+        "check(_:) of a parsed value agrees with parse(_:) of its text, words included",
+        arguments: [
+            ("shake.threshold", SettingValue.number(10), "10"), ("shake.threshold", .number(12), "12"),
+            ("shake.threshold", .number(0.001), "0.001"), ("shake.threshold", .number(.nan), "nan"),
+            ("orientation.hysteresis", .number(44.9), "44.9"), ("orientation.hysteresis", .number(45), "45"),
+            ("shake.minimumReversals", .integer(20), "20"), ("shake.minimumReversals", .integer(21), "21"),
+            ("deviceMotion.magneticDeclination", .number(-181), "-181"),
+        ])
+    func checkAgreesWithParse(key: String, value: SettingValue, text: String) throws {
+        let definition = try #require(SettingDefinition.named(key))
+        #expect(definition.check(value) == definition.parse(text))
+        if case .failure(let problem) = definition.check(value) {
+            #expect(problem.description == "expected \(definition.allowed), found \"\(text)\"")
+        }
+    }
+
     @Test("An invalid value names the key, the source and what is allowed")
     func invalidValueMessage() throws {
         let fromEnvironment = #expect(throws: MotionError.self) {

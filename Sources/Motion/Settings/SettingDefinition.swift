@@ -97,6 +97,13 @@ public struct SettingDefinition: Hashable, Sendable {
         }
     }
 
+    /// Checks a value parsed elsewhere, such as a command-line flag's, exactly as ``parse(_:)`` checks its text:
+    /// a flag that stands for this setting accepts the same values, and a bad one gets the same words.
+    public func check(_ value: SettingValue) -> Result<SettingValue, SettingDefinition.Problem> {
+        // `description` writes a number so that `Double(_:)` reads it back exactly.
+        parse(value.description)
+    }
+
     /// Parses `text` as a value of this setting, or says what is allowed.
     public func parse(_ text: String) -> Result<SettingValue, SettingDefinition.Problem> {
         let trimmed = text.trimmingSpaces()

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+/// Flags that stand for a setting accept exactly the values the setting accepts, and reject the others with the
+/// same words (`Sources/motionctl/SettingFlags.swift`, Docs/Settings.md), on the built binary.
+@Suite struct SettingFlagTests {
+    /// A flag, the setting it stands for, the command that takes it (with an input it can run on), a value the
+    /// setting accepts and one it rejects, and the allowed values with their unit.
+    struct Case: CustomTestStringConvertible, Sendable {
+        var flag: String
+        var key: String
+        var command: [String]
+        var inside: String
+        var outside: String
+        var allowed: String
+        var testDescription: String { "\(flag) / \(key)" }
+    }
+
+    static let accelerometer = "t,ax,ay,az\n0,0,-1,0\n0.01,0,-1,0\n"
+    static let accelerometerAndGyroscope = "t,ax,ay,az,gx,gy,gz\n0,0,0,-1,0,0,0\n0.01,0,0,-1,0,0,0\n"
+
+    static let cases: [Case] = [
+        // 12 g was accepted by `shake --threshold` while shake.threshold rejected it.
+        Case(flag: "--threshold", key: "shake.threshold", command: ["shake"], inside: "10", outside: "12",
+             allowed: "a number of g in (0, 10]"),
+        Case(flag: "--threshold", key: "shake.threshold", command: ["shake"], inside: "0.001", outside: "0",
+             allowed: "a number of g in (0, 10]"),
+        Case(flag: "--reversals", key: "shake.minimumReversals", command: ["shake"], inside: "20", outside: "21",
+             allowed: "a whole number in 1...20"),
+        Case(flag: "--max-duration", key: "shake.maximumDuration", command: ["shake"], inside: "60", outside: "61",
+             allowed: "a number of s in (0, 60]"),
+        Case(flag: "--hysteresis", key: "orientation.hysteresis", command: ["orientation"], inside: "44.9",
+             outside: "45", allowed: "a number of ° in [0, 45)"),
+        Case(flag: "--settle", key: "orientation.settleTime", command: ["orientation"], inside: "10", outside: "11",
+             allowed: "a number of s in [0, 10]"),
+        Case(flag: "--cutoff", key: "orientation.cutoff", command: ["orientation"], inside: "50", outside: "51",
+             allowed: "a number of Hz in (0, 50]"),
+        Case(flag: "--low-pass", key: "filter.factor", command: ["stream"], inside: "1", outside: "0",
+             allowed: "a number in (0, 1]"),
+        Case(flag: "--declination", key: "deviceMotion.magneticDeclination", command: ["attitude"], inside: "180",
+             outside: "-181", allowed: "a number of ° in [-180, 180]"),
+    ]
+
+    /// An environment whose user settings file is empty, so only the defaults and the arguments count.
+    private func environment() throws -> [String: String] {
+        let home = NSTemporaryDirectory() + "swift-motion-xdg-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: home + "/swift-motion", withIntermediateDirectories: true)
+        try "".write(toFile: home + "/swift-motion/settings.conf", atomically: true, encoding: .utf8)
+        return ["XDG_CONFIG_HOME": home]
+    }
+
+    /// `command --trace FILE --speed max FLAG=VALUE` on a two-sample trace with the sensors the command needs.
+    private func runCommand(_ test: Case, _ value: String) throws -> CommandResult {
+        let trace = try Motionctl.temporaryFile(
+            test.command == ["attitude"] ? Self.accelerometerAndGyroscope : Self.accelerometer)
+        return try Motionctl.run(
+            test.command + ["--trace", trace, "--speed", "max", "\(test.flag)=\(value)"],
+            environment: try environment())
+    }
+
+    private func runSettings(_ test: Case, _ value: String) throws -> CommandResult {
+        try Motionctl.run(["settings", "--set", "\(test.key)=\(value)"], environment: try environment())
+    }
+
+    @Test(arguments: cases)
+    func aValueTheSettingAcceptsIsAcceptedByTheFlag(_ test: Case) throws {
+        let setting = try runSettings(test, test.inside)
+        #expect(setting.status == 0, "\(setting.stderr)")
+        #expect(setting.stdout.contains("\(test.key) = \(test.inside)"))
+        let flag = try runCommand(test, test.inside)
+        #expect(flag.status == 0, "\(flag.stderr)")
+        #expect(flag.stderr.isEmpty)
+    }
+
+    @Test(arguments: cases)
+    func aValueTheSettingRejectsIsRejectedByTheFlagWithTheSameWords(_ test: Case) throws {
+        let problem = "expected \(test.allowed), found \"\(test.outside)\""
+        let setting = try runSettings(test, test.outside)
+        #expect(setting.status == 64)
+        #expect(setting.stderr.contains("\(test.key) (command line \(test.key)=\(test.outside)): \(problem)"))
+        let flag = try runCommand(test, test.outside)
+        #expect(flag.status == 64)
+        #expect(flag.stdout.isEmpty)
+        #expect(flag.stderr.hasPrefix("motionctl: error: \(test.flag): \(problem)"), "\(flag.stderr)")
+    }
+
+    @Test func helpStatesTheSettingsRange() throws {
+        let result = try Motionctl.run(["shake", "--help"])
+        let help = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(help.contains("Allowed: a number of g in (0, 10] (shake.threshold)."))
+    }
+}
