@@ -15,10 +15,12 @@ import RealModule
 ///
 /// Without a magnetometer reading yet, the north frames report the 6D attitude and a heading of −1.
 ///
-/// In the frames that use the magnetometer, `DeviceMotion.magneticField` is the latest reading with the
-/// hard-iron offset estimated by a ``MagnetometerCalibrator`` removed, with its accuracy; the attitude itself is
-/// fused from the raw reading (the heading needs only the field's direction in the earth frame, and the estimator
-/// has its own disturbance rejection).
+/// In the frames that use the magnetometer, each reading first goes through a ``MagnetometerCalibrator``:
+/// `DeviceMotion.magneticField` is the reading with the estimated hard-iron offset removed, with its accuracy, and
+/// the attitude is fused from that calibrated reading (the raw one until the accuracy first reaches `low`, when
+/// the offset is still zero). A change of calibration changes the field the estimator sees; its disturbance
+/// rejection treats a large change as a disturbance and takes the changed field as its reference once it has
+/// stayed steady while the device moved (``AttitudeEstimatorConfiguration/magneticNewFieldTime``).
 public struct DeviceMotionFilter: Sendable {
     /// The frame of the attitudes produced.
     public let referenceFrame: AttitudeReferenceFrame
@@ -66,7 +68,12 @@ public struct DeviceMotionFilter: Sendable {
     /// Processes one sample and returns the device motion at its timestamp, or `nil` until both the gyroscope
     /// and the accelerometer have reported.
     public mutating func update(_ sample: MotionSample) -> DeviceMotion? {
-        let field = usesMagnetometer ? sample.magneticField?.vector : nil
+        var field: SIMD3<Double>?
+        if usesMagnetometer, let raw = sample.magneticField?.vector {
+            let calibrated = calibrator.update(raw, at: sample.timestamp)
+            lastMagneticField = calibrated
+            field = calibrated.field.vector
+        }
         estimator.update(
             rotationRate: sample.rotationRate?.vector, acceleration: sample.acceleration?.vector,
             magneticField: field, at: sample.timestamp)
@@ -78,7 +85,6 @@ public struct DeviceMotionFilter: Sendable {
             lastRotationRate = g.vector
             hasGyroscope = true
         }
-        if let field { lastMagneticField = calibrator.update(field, at: sample.timestamp) }
         guard hasAccelerometer && hasGyroscope else { return nil }
         return deviceMotion(at: sample.timestamp)
     }
