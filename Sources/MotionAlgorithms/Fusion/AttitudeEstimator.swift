@@ -529,7 +529,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
 
         if configuration.rejectsMagneticDisturbances && !first {
             let strength = (earth * earth).sum().squareRoot()
-            let dip = -Scalar.asin(earth.z / strength)
+            let dip = -PolynomialTrigonometry<Scalar>.arcsine(earth.z / strength)
             magneticCoefficients.update(interval: dt)
             let current = magneticStrengthAndDip.update(SIMD2(strength, dip), interval: dt, coefficients: magneticCoefficients)
             let referenceGain = magneticGains.x
@@ -554,7 +554,8 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
             // Accept a new, steady field as the reference after enough time in motion.
             if agrees(current, magneticCandidate) {
                 let rate = restRotationRate.output
-                if (rate * rate).sum().squareRoot() >= Scalar(configuration.magneticNewFieldMinimumRotationRate) {
+                let minimum = Scalar(configuration.magneticNewFieldMinimumRotationRate)
+                if (rate * rate).sum() >= minimum * minimum {
                     magneticCandidateTime += dt
                 }
                 magneticCandidate += referenceGain * (current - magneticCandidate)
@@ -571,7 +572,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         }
 
         // Heading disagreement: the angle of the horizontal field in the 9D frame (0 when it points along x).
-        var disagreement = Scalar.atan2(y: earth.y, x: earth.x) + headingOffset
+        var disagreement = PolynomialTrigonometry<Scalar>.arctangent(y: earth.y, x: earth.x) + headingOffset
         disagreement = Self.wrapped(disagreement)
         var gain = first ? 1 : magneticGains.y
         if recoveryTimeLeft > 0 && !first {

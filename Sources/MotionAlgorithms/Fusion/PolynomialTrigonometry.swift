@@ -1,0 +1,78 @@
+public import MotionCore
+public import RealModule
+
+/// Arcsine and two-argument arctangent as polynomials, for the magnetometer update, which waits on them: their
+/// dependency chains are shorter than the C library's (9D update 5 % faster). Absolute error below 10⁻¹³ rad in
+/// `Double` (tested against the C library over the whole domain); in `Float`, within 10⁻⁶ rad.
+///
+/// Each function reduces its argument to a short interval around 0 and evaluates `x + x³·P(x²)` there, with `P` of
+/// degree 8 fitted (least squares on Chebyshev nodes, weighted by x³) to `(f(x) − x)/x³`.
+@usableFromInline
+enum PolynomialTrigonometry<Scalar: MotionScalar> {
+    /// `asin(x)` in rad for `x` in [−1, 1]; beyond it the result of `x` clamped to ±1, NaN for NaN.
+    @inlinable
+    static func arcsine(_ x: Scalar) -> Scalar {
+        let a = x.magnitude
+        let r: Scalar
+        if a <= 0.5 {
+            r = a + a * (a * a) * arcsinePolynomial(a * a)
+        } else {
+            // asin(a) = π/2 − 2·asin(√((1 − a)/2)), the inner argument in [0, 0.5].
+            let z = (1 - Swift.min(a, 1)) / 2
+            let s = z.squareRoot()
+            r = Scalar.pi / 2 - 2 * (s + s * z * arcsinePolynomial(z))
+        }
+        return x < 0 ? -r : r
+    }
+
+    /// `atan2(y, x)` in rad, in [−π, π], signed as `y` (also for −0). Zero, infinite and NaN arguments go to the C
+    /// library.
+    @inlinable
+    static func arctangent(y: Scalar, x: Scalar) -> Scalar {
+        let ax = x.magnitude, ay = y.magnitude
+        let big = Swift.max(ax, ay), small = Swift.min(ax, ay)
+        guard big > 0, ax.isFinite, ay.isFinite else { return Scalar.atan2(y: y, x: x) }
+        // atan(small/big) in [0, π/4]: above tan(π/8), as π/4 + atan((small − big)/(small + big)).
+        var r: Scalar
+        if small > Scalar(0.41421356237309503) * big {
+            let t = (small - big) / (small + big)
+            r = Scalar.pi / 4 + (t + t * (t * t) * arctangentPolynomial(t * t))
+        } else {
+            let t = small / big
+            r = t + t * (t * t) * arctangentPolynomial(t * t)
+        }
+        if ay > ax { r = Scalar.pi / 2 - r }
+        if x < 0 { r = Scalar.pi - r }
+        return y.sign == .minus ? -r : r
+    }
+
+    /// `(asin(x) − x)/x³` as a polynomial in `u = x²`, for x in [0, 0.5].
+    @inlinable @inline(__always)
+    static func arcsinePolynomial(_ u: Scalar) -> Scalar {
+        estrin(u, 0.16666666674546823, 0.0749999904217907, 0.04464329154992689, 0.030371869372485764,
+               0.02250732177106834, 0.016248425501670414, 0.019489802654000993, -0.0046088399599858556,
+               0.03345445538627204)
+    }
+
+    /// `(atan(t) − t)/t³` as a polynomial in `u = t²`, for |t| ≤ tan(π/8).
+    @inlinable @inline(__always)
+    static func arctangentPolynomial(_ u: Scalar) -> Scalar {
+        estrin(u, -0.3333333333314538, 0.1999999996584897, -0.1428571195588093, 0.11111029114062765,
+               -0.0908921773505969, 0.07670610250958163, -0.06489890229563197, 0.04976717027840396,
+               -0.02471568092571957)
+    }
+
+    /// `c0 + c1·u + … + c8·u⁸` by Estrin's scheme: four levels of dependent multiply-adds instead of Horner's eight.
+    @inlinable @inline(__always)
+    static func estrin(
+        _ u: Scalar, _ c0: Double, _ c1: Double, _ c2: Double, _ c3: Double, _ c4: Double, _ c5: Double,
+        _ c6: Double, _ c7: Double, _ c8: Double
+    ) -> Scalar {
+        let u2 = u * u
+        let u4 = u2 * u2
+        let p01 = Scalar(c0) + Scalar(c1) * u, p23 = Scalar(c2) + Scalar(c3) * u
+        let p45 = Scalar(c4) + Scalar(c5) * u, p67 = Scalar(c6) + Scalar(c7) * u
+        let p03 = p01 + p23 * u2, p47 = p45 + p67 * u2
+        return p03 + (p47 + Scalar(c8) * u4) * u4
+    }
+}

@@ -1,0 +1,56 @@
+@testable import MotionAlgorithms
+import RealModule
+import Testing
+
+/// The polynomial arcsine and arctangent against the C library's.
+@Suite struct PolynomialTrigonometryTests {
+    @Test func arcsineMatchesTheCLibraryOverItsDomain() {
+        var worst = 0.0
+        for i in -200_000...200_000 {
+            let x = Double(i) / 200_000
+            worst = max(worst, abs(PolynomialTrigonometry<Double>.arcsine(x) - Double.asin(x)))
+        }
+        // Near ±1, where the reduction takes a square root, and tiny arguments.
+        for x in [1, -1, 1 - 1e-15, 0.5, 0.5.nextUp, 0.5.nextDown, 1e-300, -1e-300, 0, -0.0] as [Double] {
+            worst = max(worst, abs(PolynomialTrigonometry<Double>.arcsine(x) - Double.asin(x)))
+        }
+        #expect(worst < 1e-13, "\(worst)")
+        #expect(PolynomialTrigonometry<Double>.arcsine(.nan).isNaN)
+        #expect(PolynomialTrigonometry<Double>.arcsine(1 + 1e-15) == Double.pi / 2)
+
+        var worstFloat: Float = 0
+        for i in -20_000...20_000 {
+            let x = Float(i) / 20_000
+            worstFloat = max(worstFloat, abs(PolynomialTrigonometry<Float>.arcsine(x) - Float(Double.asin(Double(x)))))
+        }
+        #expect(worstFloat < 1e-6, "\(worstFloat)")
+    }
+
+    @Test func arctangentMatchesTheCLibraryInEveryQuadrant() {
+        var worst = 0.0
+        for i in 0..<100_000 {
+            // Points on circles of several radii, all around.
+            let angle = Double(i) / 100_000 * 2 * .pi - .pi
+            let radius = [1e-3, 1, 47.4, 1e6][i % 4]
+            let (y, x) = (radius * Double.sin(angle), radius * Double.cos(angle))
+            worst = max(worst, abs(PolynomialTrigonometry<Double>.arctangent(y: y, x: x) - Double.atan2(y: y, x: x)))
+        }
+        for (y, x) in [(0.0, 1.0), (1, 0), (0, -1), (-1, 0), (1, 1), (-1, -1), (0.41421356237309503, 1), (1e-300, 1)] {
+            worst = max(worst, abs(PolynomialTrigonometry<Double>.arctangent(y: y, x: x) - Double.atan2(y: y, x: x)))
+        }
+        #expect(worst < 1e-13, "\(worst)")
+        // Zeros and infinities: the C library's results.
+        for (y, x) in [(0.0, 0.0), (0, -0.0), (-0.0, -1), (.infinity, 1), (1, -.infinity), (.infinity, .infinity)] {
+            #expect(PolynomialTrigonometry<Double>.arctangent(y: y, x: x) == Double.atan2(y: y, x: x))
+        }
+        #expect(PolynomialTrigonometry<Double>.arctangent(y: .nan, x: 1).isNaN)
+
+        var worstFloat: Float = 0
+        for i in 0..<20_000 {
+            let angle = Float(i) / 20_000 * 2 * .pi - .pi
+            let (y, x) = (Float.sin(angle), Float.cos(angle))
+            worstFloat = max(worstFloat, abs(PolynomialTrigonometry<Float>.arctangent(y: y, x: x) - Float.atan2(y: y, x: x)))
+        }
+        #expect(worstFloat < 1e-6, "\(worstFloat)")
+    }
+}
