@@ -1,6 +1,6 @@
 import IIOTestbed
 import MotionCore
-import MotionIIO
+@testable import MotionIIO
 import Testing
 
 #if canImport(Glibc)
@@ -340,20 +340,41 @@ struct CaptureTests {
             let first = try await capture.next()
             testbed.setAttribute(path, "in_accel_z_raw", "-500")
             let second = try await capture.next()
-            var later: [Double] = []
-            for _ in 0..<8 { later += try await capture.next().map(\.timestamp) }
             let ms2 = SIMD3<Double>((10 - 10) * 0.005, (-2048 - 10) * 0.0047884, (5 - 10) * 0.0047884)
             let expected = SIMD3(ms2.y, -ms2.x, ms2.z) / 9.80665
             #expect(isClose(first.first?.acceleration?.vector, expected))
             #expect(abs((second.first?.acceleration?.z ?? 0) - (-510 * 0.0047884 / 9.80665)) < 1e-12)
-            // Polls are stamped when read, so one poll delayed by a busy machine shortens the next interval (the
-            // grid catches up): judge the spacing by the median of 8 intervals, not by a single one.
-            let times = (second.first.map { [$0.timestamp] } ?? []) + later
-            let intervals = zip(times, times.dropFirst()).map { $1 - $0 }.sorted()
-            #expect(intervals.count == 8)
-            let median = intervals.isEmpty ? 0 : (intervals[3] + intervals[4]) / 2
-            #expect(median > 0.015 && median < 0.06, "\(intervals)")
+            // The spacing of the polls is checked on given times in `polledReadsFollowAFixedGrid`.
             capture.close()
+        }
+    }
+
+    /// The polled schedule on given times (no clock read by the test): a read is due at each deadline of a fixed
+    /// grid of 1/rate; a read before it returns nothing; a late read keeps the grid while the grid is still ahead,
+    /// and after a stall the grid restarts one interval later instead of catching up in a burst.
+    @Test func polledReadsFollowAFixedGrid() async throws {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.iio(name: "mma8452", number: 0, node: nil)
+            device.addSensor("accel", raw: (10, -2048, 5), scale: "0.0047884")
+            try testbed.add(device)
+            let source = try #require(try sources().first)
+            let reader = try PolledReader(source: source, configuration: .init(rate: 50))
+            let start = try #require(reader.nextDeadline)
+            let interval: UInt64 = 20_000_000  // 50 Hz, in ns
+            #expect(try reader.read(readable: false, now: start - 1).isEmpty)
+            #expect(reader.nextDeadline == start)
+            #expect(try reader.read(readable: false, now: start).count == 1)
+            #expect(reader.nextDeadline == start + interval)
+            // 5 ms late: the grid holds.
+            #expect(try reader.read(readable: false, now: start + interval + 5_000_000).count == 1)
+            #expect(reader.nextDeadline == start + 2 * interval)
+            // A 100 ms stall: one read, then the grid restarts from it.
+            let late = start + 2 * interval + 100_000_000
+            #expect(try reader.read(readable: false, now: late).count == 1)
+            #expect(reader.nextDeadline == late + interval)
+            #expect(try reader.read(readable: false, now: late + interval - 1).isEmpty)
+            reader.close()
+            #expect(throws: MotionError.self) { try reader.read(readable: false, now: late + interval) }
         }
     }
 
