@@ -347,8 +347,9 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     static func exponential(_ v: Vector) -> Quaternion<Scalar> {
         let theta2 = (v * v).sum()
         if theta2 < Scalar(0.0025) {
-            let w = 1 - theta2 / 8 + theta2 * theta2 / 384
-            let s = Scalar(0.5) - theta2 / 48 + theta2 * theta2 / 3840
+            // Products by the reciprocals: a division by a constant that is not a power of two stays a division.
+            let w = 1 - theta2 * Scalar(0.125) + theta2 * theta2 * Scalar(1.0 / 384)
+            let s = Scalar(0.5) - theta2 * Scalar(1.0 / 48) + theta2 * theta2 * Scalar(1.0 / 3840)
             return Quaternion(w: w, x: v.x * s, y: v.y * s, z: v.z * s)
         }
         return Quaternion(rotationVector: v)
