@@ -47,3 +47,38 @@ struct LiveEventOptions: ParsableArguments {
         }
     }
 }
+
+/// What `shake` and `orientation` share: the detector's configuration from the settings and the flags, then one of
+/// three inputs: simulated labelled scenarios (`--evaluate`), a live device (`--device`) or a trace.
+protocol EventCommand {
+    associatedtype Configuration
+    var live: LiveEventOptions { get }
+    var evaluation: EvaluationOptions { get }
+    /// The detector's configuration: the settings, overridden by the flags.
+    func configuration(_ settings: MotionSettings) -> Configuration
+    /// Scores the detector on simulated labelled scenarios.
+    func evaluate(_ configuration: Configuration) throws(MotionError)
+    /// Prints the events of a live device until SIGINT or SIGTERM.
+    func runLive(_ source: MotionSource, _ configuration: Configuration) async throws(MotionError)
+    /// Prints the events of the trace.
+    func runTrace(_ configuration: Configuration) throws(MotionError)
+}
+
+extension EventCommand {
+    /// Loads the settings and runs the chosen input; an error ends the command with its exit status.
+    func runChosenInput() async throws {
+        Interruption.install()
+        do {
+            let configuration = configuration(try MotionSettings.load())
+            if evaluation.evaluate {
+                try evaluate(configuration)
+            } else if let source = live.source {
+                try await runLive(source, configuration)
+            } else {
+                try runTrace(configuration)
+            }
+        } catch {
+            throw report(error)
+        }
+    }
+}

@@ -7,7 +7,7 @@ import MotionTrace
 
 /// `motionctl orientation`: device-orientation changes from a trace, in UIKit's or iio-sensor-proxy's names, or
 /// the classifier's figures on simulated labelled scenarios.
-struct OrientationCommand: AsyncParsableCommand {
+struct OrientationCommand: AsyncParsableCommand, EventCommand {
     static let configuration = CommandConfiguration(
         commandName: "orientation",
         abstract: "Print each device-orientation change of a trace or a live device.",
@@ -47,24 +47,14 @@ struct OrientationCommand: AsyncParsableCommand {
         if live.device == nil { try evaluation.validate(trace: trace) }
     }
 
-    func run() async throws {
-        Interruption.install()
-        do {
-            let configuration = settings.configuration(try MotionSettings.load())
-            if evaluation.evaluate {
-                try evaluate(configuration)
-            } else if let source = live.source {
-                try await classifyLive(source, configuration)
-            } else {
-                try classify(configuration)
-            }
-        } catch {
-            throw report(error)
-        }
+    func run() async throws { try await runChosenInput() }
+
+    func configuration(_ motionSettings: MotionSettings) -> OrientationClassifier<Double>.Configuration {
+        settings.configuration(motionSettings)
     }
 
     /// The changes of a live device, through a `MotionManager`, each printed (and flushed) as it settles.
-    func classifyLive(
+    func runLive(
         _ source: MotionSource, _ orientationConfiguration: OrientationClassifier<Double>.Configuration
     ) async throws(MotionError) {
         let format = format
@@ -83,7 +73,8 @@ struct OrientationCommand: AsyncParsableCommand {
         }
     }
 
-    func classify(_ configuration: OrientationClassifier<Double>.Configuration) throws(MotionError) {
+    /// The changes of the trace, replayed at `--speed`.
+    func runTrace(_ configuration: OrientationClassifier<Double>.Configuration) throws(MotionError) {
         let path = trace ?? "-"
         let reader = try TraceReader(path: path, options: .init(lenient: lenient))
         defer { warnAboutSkippedRows(reader) }

@@ -11,7 +11,7 @@ import Glibc
 
 /// `motionctl shake`: shake gestures (began, ended, cancelled) from a trace, or the detector's figures on
 /// simulated labelled scenarios.
-struct ShakeCommand: AsyncParsableCommand {
+struct ShakeCommand: AsyncParsableCommand, EventCommand {
     static let configuration = CommandConfiguration(
         commandName: "shake",
         abstract: "Print shake gestures (began, ended, cancelled) of a trace or a live device.",
@@ -60,24 +60,14 @@ struct ShakeCommand: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
-        Interruption.install()
-        do {
-            let configuration = sensitivity.configuration(try MotionSettings.load())
-            if evaluation.evaluate {
-                try evaluate(configuration)
-            } else if let source = live.source {
-                try await detectLive(source, configuration)
-            } else {
-                try detect(configuration)
-            }
-        } catch {
-            throw report(error)
-        }
+    func run() async throws { try await runChosenInput() }
+
+    func configuration(_ settings: MotionSettings) -> ShakeDetector<Double>.Configuration {
+        sensitivity.configuration(settings)
     }
 
     /// The shakes of a live device, through a `MotionManager`, each event printed (and flushed) as it happens.
-    func detectLive(
+    func runLive(
         _ source: MotionSource, _ shakeConfiguration: ShakeDetector<Double>.Configuration
     ) async throws(MotionError) {
         let format = format
@@ -91,7 +81,8 @@ struct ShakeCommand: AsyncParsableCommand {
         }
     }
 
-    func detect(_ configuration: ShakeDetector<Double>.Configuration) throws(MotionError) {
+    /// The shakes of the trace, replayed at `--speed`.
+    func runTrace(_ configuration: ShakeDetector<Double>.Configuration) throws(MotionError) {
         let path = trace ?? "-"
         let reader = try TraceReader(path: path, options: .init(lenient: lenient))
         defer { warnAboutSkippedRows(reader) }
