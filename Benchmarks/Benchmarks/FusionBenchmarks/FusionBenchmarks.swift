@@ -44,6 +44,35 @@ func fusionBenchmark<Scalar: MotionScalar>(_ name: String, _: Scalar.Type, magne
     }
 }
 
+/// Per-sample cost of `DeviceMotionFilter`, what `MotionManager` and `motionctl attitude` run: the estimator, the
+/// magnetometer calibration in the north frame, and the `DeviceMotion` value (attitude, gravity, user acceleration,
+/// heading) for every sample. Same input as above.
+func deviceMotionBenchmark(_ name: String, frame: AttitudeReferenceFrame) {
+    let input = Input<Double>()
+    let samples = (0..<4096).map { k in
+        MotionSample(
+            timestamp: 0, acceleration: Acceleration(input.accelerometer[k]), rotationRate: RotationRate(input.gyroscope[k]),
+            magneticField: frame == .xArbitraryZVertical ? nil : MagneticField(input.magnetometer[k]))
+    }
+    Benchmark(
+        name,
+        configuration: .init(
+            metrics: [.throughput, .wallClock, .mallocCountTotal, .instructions],
+            scalingFactor: .mega, maxDuration: .seconds(3), maxIterations: 10)
+    ) { benchmark in
+        var filter = DeviceMotionFilter(referenceFrame: frame)
+        var heading = 0.0
+        benchmark.startMeasurement()
+        for i in benchmark.scaledIterations {
+            var sample = samples[i & 4095]
+            sample.timestamp = Double(i) * 0.01
+            if let motion = filter.update(sample) { heading += motion.heading }
+        }
+        benchmark.stopMeasurement()
+        blackHole(heading)
+    }
+}
+
 /// Per-sample cost of the magnetometer calibration (hard-iron sphere fit). `random`: the input above, which turns
 /// too little to calibrate (readings are only kept 10 µT apart); otherwise 4096 samples turning through 42
 /// orientations over all directions with a hard-iron offset, calibrated within seconds.
@@ -81,6 +110,8 @@ let benchmarks: @Sendable () -> Void = {
     fusionBenchmark("Attitude 6D Float", Float.self, magnetometer: false)
     fusionBenchmark("Attitude 9D Double", Double.self, magnetometer: true)
     fusionBenchmark("Attitude 9D Float", Float.self, magnetometer: true)
+    deviceMotionBenchmark("Device motion, arbitrary frame (6D)", frame: .xArbitraryZVertical)
+    deviceMotionBenchmark("Device motion, magnetic north (9D)", frame: .xMagneticNorthZVertical)
     calibrationBenchmark(random: true)
     calibrationBenchmark(random: false)
 }

@@ -200,58 +200,59 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     }
 
     // MARK: Outputs
+    // Always inlined: the estimator is a large value, and a call on it can copy it whole.
 
     /// Device → 6D earth frame (z up, x arbitrary but fixed): the `xArbitraryZVertical` attitude.
-    @inlinable
+    @inlinable @inline(__always)
     public var quaternion6D: Quaternion<Scalar> {
         isAttitude6DCurrent ? attitude6D : Self.renormalized(inclinationQuaternion * gyroscopeQuaternion)
     }
 
     /// Device → north–west–up frame (x magnetic north): the `xMagneticNorthZVertical` attitude. Equal to the 6D
     /// attitude turned about the vertical by ``headingCorrection``.
-    @inlinable
+    @inlinable @inline(__always)
     public var quaternion9D: Quaternion<Scalar> {
         (Quaternion(angle: headingOffset, axis: SIMD3(0, 0, 1)) * quaternion6D).normalized
     }
 
     /// The rotation about the vertical from the 6D frame to the magnetic-north frame, in rad.
-    @inlinable
+    @inlinable @inline(__always)
     public var headingCorrection: Scalar { headingOffset }
 
     /// The estimated gyroscope bias in the device frame, in rad/s.
-    @inlinable
+    @inlinable @inline(__always)
     public var gyroscopeBias: Vector { bias }
 
     /// The standard deviation of the bias estimate (largest over the axes), in rad/s.
-    @inlinable
+    @inlinable @inline(__always)
     public var gyroscopeBiasUncertainty: Scalar {
         biasCovariance.largestDiagonal.squareRoot()
     }
 
     /// `true` while the device is detected at rest.
-    @inlinable
+    @inlinable @inline(__always)
     public var isResting: Bool { isRestingState }
 
     /// `true` while the magnetic field is judged disturbed (and the magnetometer is not followed).
-    @inlinable
+    @inlinable @inline(__always)
     public var isMagneticallyDisturbed: Bool { isMagneticallyDisturbedState }
 
     /// `true` once the magnetometer has set the heading.
-    @inlinable
+    @inlinable @inline(__always)
     public var hasHeading: Bool { hasMagneticHeading }
 
     /// `true` while the latest gyroscope reading is saturated (clipped at the full-scale range; see
     /// ``AttitudeEstimatorConfiguration/gyroscopeRange``). The bias is not estimated meanwhile.
-    @inlinable
+    @inlinable @inline(__always)
     public var isGyroscopeSaturated: Bool { isGyroscopeSaturatedState }
 
     /// The number of saturated gyroscope readings so far.
-    @inlinable
+    @inlinable @inline(__always)
     public var gyroscopeSaturationCount: Int { saturatedReadings }
 
     /// `true` during the recovery after saturation: the inclination and heading follow the accelerometer and
     /// magnetometer with the shorter time constants of the configuration, and the bias is not estimated.
-    @inlinable
+    @inlinable @inline(__always)
     public var isRecoveringFromSaturation: Bool { recoveryTimeLeft > 0 }
 
     // MARK: Update

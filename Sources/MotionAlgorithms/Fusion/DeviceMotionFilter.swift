@@ -63,6 +63,7 @@ public struct DeviceMotionFilter: Sendable {
     }
 
     /// `true` when the frame uses the magnetometer.
+    @inline(__always)
     public var usesMagnetometer: Bool { referenceFrame != .xArbitraryZVertical }
 
     /// Processes one sample and returns the device motion at its timestamp, or `nil` until both the gyroscope
@@ -91,6 +92,7 @@ public struct DeviceMotionFilter: Sendable {
 
     /// The attitude quaternion (device → reference) in ``referenceFrame`` now, predicted ahead by
     /// ``predictionInterval``.
+    @inline(__always)
     public var quaternion: Quaternion<Double> {
         guard predictionInterval > 0 else { return unpredictedQuaternion }
         // The device keeps turning at its body rate: v_ref = q · exp(ω·δ) · v_device.
@@ -98,6 +100,7 @@ public struct DeviceMotionFilter: Sendable {
         return (unpredictedQuaternion * Quaternion(rotationVector: rate * predictionInterval)).normalized
     }
 
+    @inline(__always)
     private var unpredictedQuaternion: Quaternion<Double> {
         switch referenceFrame {
         case .xArbitraryZVertical:
@@ -114,6 +117,7 @@ public struct DeviceMotionFilter: Sendable {
         }
     }
 
+    @inline(__always)
     private var correctedFrameOffsetValue: Double { correctedFrameOffset ?? estimator.headingCorrection }
 
     private mutating func deviceMotion(at timestamp: Double) -> DeviceMotion {
@@ -142,7 +146,7 @@ public struct DeviceMotionFilter: Sendable {
         var axis = q.act(on: SIMD3(0, 1, 0))
         if axis.x * axis.x + axis.y * axis.y < 0.01 { axis = q.act(on: SIMD3(0, 0, -1)) }
         // Clockwise from x seen from above (z up) is towards −y.
-        var degrees = Double.atan2(y: -axis.y, x: axis.x) * 180 / .pi
+        var degrees = PolynomialTrigonometry<Double>.arctangent(y: -axis.y, x: axis.x) * 180 / .pi
         if degrees < 0 { degrees += 360 }
         return degrees >= 360 ? 0 : degrees
     }

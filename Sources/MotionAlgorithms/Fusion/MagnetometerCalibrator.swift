@@ -206,10 +206,11 @@ public struct MagnetometerCalibrator: Sendable {
         var nearestDistance = Double.infinity
         var tooClose = false
         // Plain loops over the lanes: SIMD32's per-lane access, masks and reductions compile to slow code on Linux.
-        withUnsafeBytes(of: pointX) { xs in
-            withUnsafeBytes(of: pointY) { ys in
-                withUnsafeBytes(of: pointZ) { zs in
-                    withUnsafeBytes(of: pointCount) { counts in
+        // `of: &…`: the by-value form copies each 256-byte vector first.
+        withUnsafeBytes(of: &pointX) { xs in
+            withUnsafeBytes(of: &pointY) { ys in
+                withUnsafeBytes(of: &pointZ) { zs in
+                    withUnsafeBytes(of: &pointCount) { counts in
                         let (x, y, z, n) = (
                             xs.assumingMemoryBound(to: Double.self), ys.assumingMemoryBound(to: Double.self),
                             zs.assumingMemoryBound(to: Double.self), counts.assumingMemoryBound(to: Double.self))

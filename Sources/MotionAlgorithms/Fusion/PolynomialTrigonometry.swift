@@ -1,9 +1,10 @@
 public import MotionCore
 public import RealModule
 
-/// Arcsine and two-argument arctangent as polynomials, for the magnetometer update, which waits on them: their
-/// dependency chains are shorter than the C library's (9D update 5 % faster). Absolute error below 10⁻¹³ rad in
-/// `Double` (tested against the C library over the whole domain); in `Float`, within 10⁻⁶ rad.
+/// Arcsine and two-argument arctangent as polynomials, for the magnetometer update (which waits on them) and the
+/// heading of device motion: their dependency chains are shorter than the C library's (9D update 5 % faster).
+/// Absolute error below 10⁻¹³ rad in `Double` (tested against the C library over the whole domain); in `Float`,
+/// within 10⁻⁶ rad.
 ///
 /// Each function reduces its argument to a short interval around 0 and evaluates `x + x³·P(x²)` there, with `P` of
 /// degree 8 fitted (least squares on Chebyshev nodes, weighted by x³) to `(f(x) − x)/x³`.
