@@ -176,6 +176,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     @usableFromInline var pinnedReadings: Vector = .zero
     @usableFromInline var largestRateMagnitude: Scalar = 0
     @usableFromInline var isGyroscopeSaturatedState = false
+    @usableFromInline var ignoredReadings = 0
     @usableFromInline var saturatedReadings = 0
     // Time left of the fast recovery, and of the bias freeze, in s.
     @usableFromInline var recoveryTimeLeft: Double = 0
@@ -246,6 +247,11 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     @inlinable @inline(__always)
     public var isGyroscopeSaturated: Bool { isGyroscopeSaturatedState }
 
+    /// The number of readings ignored so far: NaN or infinite components, zero acceleration or field, non-finite
+    /// timestamps.
+    @inlinable @inline(__always)
+    public var ignoredReadingCount: Int { ignoredReadings }
+
     /// The number of saturated gyroscope readings so far.
     @inlinable @inline(__always)
     public var gyroscopeSaturationCount: Int { saturatedReadings }
@@ -264,11 +270,25 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     ///   - magneticField: The magnetometer reading (µT), or `nil`.
     ///   - timestamp: Seconds; the gyroscope is integrated over the interval since the previous gyroscope
     ///     sample (intervals over 1 s are taken as 1 s; a first or non-positive interval integrates nothing).
+    ///
+    /// A reading with a NaN or infinite component, a zero acceleration or field, or a non-finite timestamp is
+    /// ignored, as if the sensor had not sampled (counted in ``ignoredReadingCount``): one bad reading never
+    /// poisons the state.
     @inlinable
     public mutating func update(
         rotationRate: Vector?, acceleration: Vector?, magneticField: Vector? = nil, at timestamp: Double
     ) {
-        if let rotationRate { updateGyroscope(rotationRate, at: timestamp) }
+        guard timestamp.isFinite else {
+            ignoredReadings += (rotationRate == nil ? 0 : 1) + (acceleration == nil ? 0 : 1) + (magneticField == nil ? 0 : 1)
+            return
+        }
+        if let rotationRate {
+            if (rotationRate * rotationRate).sum().isFinite {
+                updateGyroscope(rotationRate, at: timestamp)
+            } else {
+                ignoredReadings += 1
+            }
+        }
         if let acceleration { updateAccelerometer(acceleration, at: timestamp) }
         if let magneticField { updateMagnetometer(magneticField, at: timestamp) }
     }
@@ -370,7 +390,11 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     @inlinable
     mutating func updateAccelerometer(_ acceleration: Vector, at timestamp: Double) {
         let specificForce = -acceleration
-        guard (specificForce * specificForce).sum() > 0 else { return }
+        let squaredNorm = (specificForce * specificForce).sum()
+        guard squaredNorm > 0 && squaredNorm.isFinite else {
+            ignoredReadings += 1
+            return
+        }
         let first = lastAccelerometerTimestamp == nil
         let dt = first ? 0 : Self.interval(since: lastAccelerometerTimestamp, to: timestamp)
         lastAccelerometerTimestamp = timestamp
@@ -516,7 +540,11 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
 
     @inlinable
     mutating func updateMagnetometer(_ field: Vector, at timestamp: Double) {
-        guard (field * field).sum() > 0 else { return }
+        let squaredNorm = (field * field).sum()
+        guard squaredNorm > 0 && squaredNorm.isFinite else {
+            ignoredReadings += 1
+            return
+        }
         let first = lastMagnetometerTimestamp == nil
         let dt = first ? 0 : Self.interval(since: lastMagnetometerTimestamp, to: timestamp)
         lastMagnetometerTimestamp = timestamp

@@ -67,10 +67,14 @@ public struct DeviceMotionFilter: Sendable {
     public var usesMagnetometer: Bool { referenceFrame != .xArbitraryZVertical }
 
     /// Processes one sample and returns the device motion at its timestamp, or `nil` until both the gyroscope
-    /// and the accelerometer have reported.
+    /// and the accelerometer have reported, and for a sample with a non-finite timestamp. Readings with a NaN or
+    /// infinite component are ignored (``AttitudeEstimator/ignoredReadingCount`` counts them).
     public mutating func update(_ sample: MotionSample) -> DeviceMotion? {
-        var field: SIMD3<Double>?
-        if usesMagnetometer, let raw = sample.magneticField?.vector {
+        @inline(__always) func isFinite(_ v: SIMD3<Double>) -> Bool { (v * v).sum().isFinite }
+        // The magnetometer reading as the estimator gets it: calibrated when finite, else as it is (to be counted
+        // and ignored there).
+        var field = usesMagnetometer ? sample.magneticField?.vector : nil
+        if let raw = field, isFinite(raw), sample.timestamp.isFinite {
             let calibrated = calibrator.update(raw, at: sample.timestamp)
             lastMagneticField = calibrated
             field = calibrated.field.vector
@@ -78,12 +82,13 @@ public struct DeviceMotionFilter: Sendable {
         estimator.update(
             rotationRate: sample.rotationRate?.vector, acceleration: sample.acceleration?.vector,
             magneticField: field, at: sample.timestamp)
-        if let a = sample.acceleration {
-            lastAcceleration = a.vector
+        guard sample.timestamp.isFinite else { return nil }
+        if let a = sample.acceleration?.vector, isFinite(a) {
+            lastAcceleration = a
             hasAccelerometer = true
         }
-        if let g = sample.rotationRate {
-            lastRotationRate = g.vector
+        if let g = sample.rotationRate?.vector, isFinite(g) {
+            lastRotationRate = g
             hasGyroscope = true
         }
         guard hasAccelerometer && hasGyroscope else { return nil }

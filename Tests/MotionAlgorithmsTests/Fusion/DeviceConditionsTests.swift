@@ -120,4 +120,43 @@ import Testing
         #expect(worst.inclinationAfterFirst < 1.5, "\(worst.inclinationAfterFirst)°")
         #expect(worst.attitudeAfter3s < 2, "\(worst.attitudeAfter3s)°")
     }
+
+    @Test func badReadingsAreIgnoredAsIfMissing() {
+        // Every 37th sample carries a NaN or infinite reading (gyroscope, accelerometer, magnetometer in turn) or a
+        // NaN timestamp. The device motion is bit for bit that of the same stream without those readings (or
+        // without the sample, for the timestamp), and the readings are counted.
+        let simulation = try! Simulation(
+            scenario: .random(seed: 3, segmentCount: 10), options: SimulationOptions(rate: 100, sensors: .all, seed: 1))
+        var withBad = DeviceMotionFilter(referenceFrame: .xMagneticNorthZVertical)
+        var without = DeviceMotionFilter(referenceFrame: .xMagneticNorthZVertical)
+        var (bad, compared, differing) = (0, 0, 0)
+        for (i, sample) in simulation.enumerated() {
+            var spoiled = sample, cleaned = sample
+            var keepsSample = true
+            if i % 37 == 5 {
+                switch (i / 37) % 4 {
+                case 0: (spoiled.rotationRate, cleaned.rotationRate) = (RotationRate(x: .nan, y: 0, z: 0), nil)
+                case 1: (spoiled.acceleration, cleaned.acceleration) = (Acceleration(x: 0, y: .infinity, z: 0), nil)
+                case 2: (spoiled.magneticField, cleaned.magneticField) = (MagneticField(x: 0, y: 0, z: -.infinity), nil)
+                default: (spoiled.timestamp, keepsSample) = (.nan, false)
+                }
+                bad += keepsSample ? 1 : 3
+            }
+            let clean: MotionSample? = keepsSample ? cleaned : nil
+            let a = withBad.update(spoiled)
+            guard let clean else {
+                #expect(a == nil)
+                continue
+            }
+            let b = without.update(clean)
+            if let a, let b {
+                compared += 1
+                if a != b { differing += 1 }
+            }
+        }
+        #expect(compared > 2000)
+        #expect(differing == 0)
+        #expect(withBad.estimator.ignoredReadingCount == bad)
+        #expect(without.estimator.ignoredReadingCount == 0)
+    }
 }
