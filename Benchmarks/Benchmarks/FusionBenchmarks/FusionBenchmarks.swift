@@ -7,6 +7,13 @@ import MotionTesting
 /// (scaling factor mega), so throughput reads in millions of samples per second; `mallocCountTotal` must be 0.
 /// Input: 4096 samples of a simulated random scenario at 100 Hz with noise and gyroscope bias, replayed with
 /// increasing timestamps.
+/// Every benchmark here: millions of updates per run (throughput in M/s), wall clock, mallocs and instructions.
+var perSample: Benchmark.Configuration {
+    .init(
+        metrics: [.throughput, .wallClock, .mallocCountTotal, .instructions],
+        scalingFactor: .mega, maxDuration: .seconds(3), maxIterations: 10)
+}
+
 struct Input<Scalar: MotionScalar> {
     var gyroscope: [SIMD3<Scalar>] = []
     var accelerometer: [SIMD3<Scalar>] = []
@@ -27,9 +34,7 @@ func fusionBenchmark<Scalar: MotionScalar>(_ name: String, _: Scalar.Type, magne
     let input = Input<Scalar>()
     Benchmark(
         name,
-        configuration: .init(
-            metrics: [.throughput, .wallClock, .mallocCountTotal, .instructions],
-            scalingFactor: .mega, maxDuration: .seconds(3), maxIterations: 10)
+        configuration: perSample
     ) { benchmark in
         var estimator = AttitudeEstimator<Scalar>()
         benchmark.startMeasurement()
@@ -56,9 +61,7 @@ func deviceMotionBenchmark(_ name: String, frame: AttitudeReferenceFrame) {
     }
     Benchmark(
         name,
-        configuration: .init(
-            metrics: [.throughput, .wallClock, .mallocCountTotal, .instructions],
-            scalingFactor: .mega, maxDuration: .seconds(3), maxIterations: 10)
+        configuration: perSample
     ) { benchmark in
         var filter = DeviceMotionFilter(referenceFrame: frame)
         var heading = 0.0
@@ -91,9 +94,7 @@ func calibrationBenchmark(random: Bool) {
     let input = magnetometer
     Benchmark(
         random ? "Magnetometer calibration, random" : "Magnetometer calibration, tumbling",
-        configuration: .init(
-            metrics: [.throughput, .wallClock, .mallocCountTotal, .instructions],
-            scalingFactor: .mega, maxDuration: .seconds(3), maxIterations: 10)
+        configuration: perSample
     ) { benchmark in
         var calibrator = MagnetometerCalibrator()
         benchmark.startMeasurement()
