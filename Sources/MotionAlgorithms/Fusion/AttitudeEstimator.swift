@@ -164,8 +164,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
     @usableFromInline var magneticInitialGain: Scalar = 1
     @usableFromInline var hasMagneticHeading = false
     // The gains `1 − exp(−dt/τ)` of the reference (x) and heading (y) filters for the interval
-    // `magneticGainInterval` (s), reused while the interval stays within 1 part in 10⁶ of it (as the filters'
-    // coefficients are).
+    // `magneticGainInterval` (s), reused as the filters' coefficients are (`ButterworthCoefficients.differs`).
     @usableFromInline var magneticGains: SIMD2<Scalar> = .zero
     @usableFromInline var magneticGainInterval: Double = -1
 
@@ -551,7 +550,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
         guard first || dt > 0 else { return }
         let attitude = isAttitude6DCurrent ? attitude6D : Self.renormalized(inclinationQuaternion * gyroscopeQuaternion)
         let earth = attitude.act(on: field)
-        if !first && abs(dt - magneticGainInterval) > 1e-6 * dt {
+        if !first && ButterworthCoefficients<Scalar>.differs(dt, from: magneticGainInterval) {
             magneticGainInterval = dt
             magneticGains = SIMD2(
                 Scalar(-Double.expMinusOne(-dt / configuration.magneticReferenceTimeConstant)),

@@ -24,8 +24,15 @@ struct ButterworthCoefficients<Scalar: MotionScalar>: Sendable {
     /// The check is inlined; the rare recomputation is not, so that callers need not save registers around it.
     @inlinable @inline(__always)
     mutating func update(interval dt: Double) {
-        guard abs(dt - interval) > 1e-6 * dt else { return }
+        guard Self.differs(dt, from: interval) else { return }
         recompute(interval: dt)
+    }
+
+    /// `true` when an interval `dt` (s) differs from `last` by more than 1 part in 10⁶: then coefficients
+    /// computed for `last` are not reused for `dt`.
+    @inlinable @inline(__always)
+    static func differs(_ dt: Double, from last: Double) -> Bool {
+        abs(dt - last) > 1e-6 * dt
     }
 
     @inlinable @inline(never)
