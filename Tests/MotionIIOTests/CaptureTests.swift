@@ -49,6 +49,17 @@ func drain(_ capture: IIOCapture, limit: Int = .max) async -> ([MotionSample], M
 /// Buffered and polled capture against emulated devices (umockdev; serialized).
 @Suite(.serialized, .enabled(if: Testbed.isEnabled))
 struct CaptureTests {
+    /// A gyroscope (iio:device1) with a buffer and boottime timestamps: x, y, z as le:s16, a le:s64 timestamp at
+    /// index 3, 0.000153 rad/s per count; fed with the lis3dh encoder's rows.
+    static var bufferedGyroscope: EmulatedDevice {
+        var gyro = EmulatedDevice.iio(name: "l3g4200d", number: 1)
+        gyro.addSensor("anglvel", raw: (0, 0, 0), scale: "0.000153", scanType: "le:s16/16>>0")
+        gyro.addChannel("timestamp", scan: (3, "le:s64/64>>0"))
+        gyro.set("current_timestamp_clock", "boottime")
+        gyro.addBuffer(trigger: nil)
+        return gyro
+    }
+
     /// Every scan of a plain-file node is delivered, converted with a NON-symmetric mount matrix, on the
     /// device's timestamps; the device is configured as documented and buffer/enable goes back to 0.
     @Test func deliversEveryScanAndConfiguresTheDevice() async throws {
@@ -414,12 +425,7 @@ struct CaptureTests {
     @Test func deliversHeldSamplesBeforeAnError() async throws {
         try await Testbed.run { testbed in
             try testbed.add(.lis3dh())
-            var gyro = EmulatedDevice.iio(name: "l3g4200d", number: 1)
-            gyro.addSensor("anglvel", raw: (0, 0, 0), scale: "0.000153", scanType: "le:s16/16>>0")
-            gyro.addChannel("timestamp", scan: (3, "le:s64/64>>0"))
-            gyro.set("current_timestamp_clock", "boottime")
-            gyro.addBuffer(trigger: nil)
-            let gyroPath = try testbed.add(gyro)
+            let gyroPath = try testbed.add(Self.bufferedGyroscope)
             let capture = try IIOCapture(sources: try sources(), configuration: .init(mergeTolerance: 0.001))
             #expect(capture.details.count == 2)
 
@@ -452,12 +458,7 @@ struct CaptureTests {
     @Test func deliversHeldSamplesOnCancellation() async throws {
         try await Testbed.run { testbed in
             try testbed.add(.lis3dh())
-            var gyro = EmulatedDevice.iio(name: "l3g4200d", number: 1)
-            gyro.addSensor("anglvel", raw: (0, 0, 0), scale: "0.000153", scanType: "le:s16/16>>0")
-            gyro.addChannel("timestamp", scan: (3, "le:s64/64>>0"))
-            gyro.set("current_timestamp_clock", "boottime")
-            gyro.addBuffer(trigger: nil)
-            try testbed.add(gyro)
+            try testbed.add(Self.bufferedGyroscope)
             // Accelerometer at 1.00, 1.01, 1.02 s; gyroscope at 1.00, 1.01 s.
             try testbed.feed("/dev/iio:device0", lis3dhEncoder.encode(rows: fixtureRows(3)))
             try testbed.feed("/dev/iio:device1", lis3dhEncoder.encode(rows: fixtureRows(2)))
