@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages swift-motion needs, only those missing, and says which before it does.
+# Used by Scripts/motionctl (the README's run command) and .ci/run, so both install the same list.
+#
+# Usage: Scripts/install-system-packages.sh [build|test]    (default: build)
+#   build  what `swift build` needs: libiio-dev libudev-dev pkg-config
+#   test   also what the tests use: umockdev and its headers, iio-sensor-proxy, libiio-utils
+# Exit status: 0 when everything is installed, 69 when packages are missing and cannot be installed here.
+set -euo pipefail
+
+build=(libiio-dev libudev-dev pkg-config)
+test=(umockdev libumockdev-dev iio-sensor-proxy libiio-utils)
+case "${1:-build}" in
+    build) packages=("${build[@]}") ;;
+    test) packages=("${build[@]}" "${test[@]}") ;;
+    *) echo "usage: $0 [build|test]" >&2; exit 64 ;;
+esac
+
+if ! command -v dpkg-query > /dev/null; then
+    echo "swift-motion: this is not a Debian-based system; install the equivalents of: ${packages[*]}" >&2
+    exit 69
+fi
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo > /dev/null; then
+        echo "swift-motion: missing system packages: ${missing[*]}" >&2
+        echo "swift-motion: as root, run: apt-get update && apt-get install ${missing[*]}" >&2
+        exit 69
+    fi
+    sudo_cmd=(sudo)
+fi
+echo "swift-motion: installing the missing system packages with apt-get: ${missing[*]}" >&2
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
