@@ -25,6 +25,24 @@ for trace in "$data"/*.trace.csv; do
     .build/release/motionctl attitude --trace "$trace" --sensors accel,gyro > "$out/6d/$name.csv"
     .build/release/motionctl attitude --trace "$trace" --frame magnetic-north > "$out/9d/$name.csv"
 done
+# Every trial is read whole: its checksum and its count of output rows (one per input row) match the manifest.
+python3 - "$data" "$out" <<'PY'
+import hashlib, json, sys
+data, out = sys.argv[1], sys.argv[2]
+failures = []
+for trial in json.load(open(f'{data}/manifest.json'))['trials']:
+    name = trial['trace_file'][:-len('.trace.csv')]
+    digest = hashlib.sha256(open(f"{data}/{trial['trace_file']}", 'rb').read()).hexdigest()
+    if digest != trial['trace_sha256']:
+        failures.append(f"{trial['trace_file']}: sha256 {digest}, manifest {trial['trace_sha256']}")
+    for dimension in ('6d', '9d'):
+        with open(f'{out}/{dimension}/{name}.csv') as estimates:
+            rows = sum(1 for line in estimates if not line.startswith('#')) - 1  # less the column names
+        if rows != trial['samples']:
+            failures.append(f"{trial['trace_file']}: {dimension} attitude has {rows} rows, manifest {trial['samples']} samples")
+print('\n'.join(failures) if failures else 'broad-dev: every trial read whole (checksums and row counts as in the manifest)')
+sys.exit(1 if failures else 0)
+PY
 python3 "$scorer" --data "$data" --estimates "$out/6d" --json "$out/6d.json" > /dev/null
 python3 "$scorer" --data "$data" --estimates "$out/9d" --frame nwu --json "$out/9d.json" > /dev/null
 python3 - "$out" "$max_incl_6d" "$max_total_9d" <<'PY'
