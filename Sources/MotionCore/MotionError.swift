@@ -14,6 +14,7 @@ public struct MotionError: Error, Sendable, CustomStringConvertible {
             case disconnected
             case unsupported
             case cancelled
+            case outputExists
         }
 
         let kind: Kind
@@ -38,6 +39,8 @@ public struct MotionError: Error, Sendable, CustomStringConvertible {
         public static let unsupported = Code(kind: .unsupported)
         /// The operation was cancelled.
         public static let cancelled = Code(kind: .cancelled)
+        /// An output file already exists and replacing it was not asked for.
+        public static let outputExists = Code(kind: .outputExists)
 
         /// The code's name, such as `malformedTrace`.
         public var description: String { kind.rawValue }

@@ -13,6 +13,7 @@ enum ExitStatus {
     static let noInput: Int32 = 66  // EX_NOINPUT
     static let unavailable: Int32 = 69  // EX_UNAVAILABLE
     static let software: Int32 = 70  // EX_SOFTWARE
+    static let cannotCreate: Int32 = 73  // EX_CANTCREAT
     static let ioError: Int32 = 74  // EX_IOERR
     static let permission: Int32 = 77  // EX_NOPERM
 
@@ -25,6 +26,7 @@ enum ExitStatus {
         case .ioFailure: ioError
         case .permissionDenied: permission
         case .deviceNotFound, .disconnected, .unsupported: unavailable
+        case .outputExists: cannotCreate
         case .cancelled: 0
         default: software
         }

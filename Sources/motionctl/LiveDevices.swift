@@ -111,8 +111,10 @@ enum CaptureModeArgument: String, ExpressibleByArgument, CaseIterable {
 /// `disconnected` error (exit status 69).
 struct LiveSession {
     struct Output {
-        var fileDescriptor: Int32
-        var name: String
+        /// The file to write, `-` for stdout; opened only once the devices are, and put in place
+        /// (`TraceOutputFile.commit()`) once it holds samples, so a failure before leaves any old file as it was.
+        var path: String
+        var existing: TraceOutputFile.ExistingFile = .refuse
         var format: TraceFormat
         var flushing: TraceWriter.Flushing
         /// `source` metadata, such as `motionctl record`.
@@ -142,6 +144,8 @@ struct LiveSession {
                 printToStandardError("motionctl: warning: cannot watch for devices (\(error)); a removal will end the command")
             }
         }
+        var file: TraceOutputFile?
+        defer { file?.close() }
         var writer: TraceWriter?
         var pipeline: SamplePipeline?
         var lastTimestamp = -Double.infinity
@@ -169,8 +173,10 @@ struct LiveSession {
             }
             if writer == nil {
                 let sensors = sources.reduce(SensorSet()) { $0.union($1.sensorSet) }.intersection(wanted)
+                let opened = try TraceOutputFile(path: output.path, existing: output.existing)
+                file = opened
                 writer = try TraceWriter(
-                    fileDescriptor: output.fileDescriptor, name: output.name, format: output.format, sensors: sensors,
+                    fileDescriptor: opened.fileDescriptor, name: opened.name, format: output.format, sensors: sensors,
                     metadata: metadata(capture.details), flushing: output.flushing)
                 pipeline = SamplePipeline(sensors: sensors, updateInterval: interval, filter: filter)
             } else if disconnected {
@@ -193,6 +199,7 @@ struct LiveSession {
                             firstTimestamp = first
                             if sample.timestamp - first >= duration {
                                 try writer!.flush()
+                                try file!.commit()
                                 return
                             }
                         }
@@ -201,9 +208,11 @@ struct LiveSession {
                         lastTimestamp = delivered.timestamp
                     }
                     try writer!.flush()  // every batch: a reader (or kill -9) sees whole lines up to here
+                    if lastTimestamp > -.infinity { try file!.commit() }  // holds samples: now at its path
                 }
             } catch where error.code == .cancelled {
                 try writer!.flush()
+                try file!.commit()
                 return
             } catch where error.code == .disconnected {
                 if options.exitOnDisconnect || monitor == nil {

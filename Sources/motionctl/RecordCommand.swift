@@ -15,14 +15,21 @@ struct RecordCommand: AsyncParsableCommand {
             killed with kill -9 loses at most the last partial line (the reader reports it as truncated). \
             SIGINT or SIGTERM ends the recording cleanly. A removed device is reported and the recording waits \
             for it to come back (a 'disconnected' event line), unless --exit-on-disconnect is given. \
+            An existing file is never replaced unless --overwrite is given, and nothing is written at the path \
+            until the devices are open and samples arrive: a failure before leaves the folder as it was. \
             See Docs/Devices.md.
             """
     )
 
     @OptionGroup var live: LiveDeviceOptions
 
-    @Option(help: ArgumentHelp("The trace file to write (created or truncated); '-' is stdout.", valueName: "file"))
+    @Option(help: ArgumentHelp(
+        "The trace file to write; '-' is stdout. An existing file is kept unless --overwrite is given.",
+        valueName: "file"))
     var output: String
+
+    @Flag(help: "Replace the --output file if it exists (atomically, once samples arrive).")
+    var overwrite = false
 
     @Option(help: ArgumentHelp("Stop after this many seconds of samples.", valueName: "seconds"))
     var duration: Double?
@@ -43,13 +50,12 @@ struct RecordCommand: AsyncParsableCommand {
     func run() async throws {
         Interruption.install()
         do {
-            let file = try OutputFile(path: output)
-            defer { file.close() }
+            if !overwrite { try TraceOutputFile.checkAbsent(output) }  // before waiting for any device
             let session = LiveSession(
                 options: live, selector: DeviceSelector(live.device ?? "auto"), wanted: sensors?.set ?? .all,
                 interval: 0, filter: nil,
                 output: .init(
-                    fileDescriptor: file.fileDescriptor, name: file.name, format: format, flushing: .whenFull,
+                    path: output, existing: overwrite ? .replace : .refuse, format: format, flushing: .whenFull,
                     source: "motionctl record"),
                 duration: duration)
             try await SignalCancellation.run { try await session.run() }

@@ -54,8 +54,13 @@ struct SimulateCommand: ParsableCommand {
         "Significant digits of every value written (sensor noise is far above 1e-9 relative).", valueName: "n"))
     var digits: Int = 9
 
-    @Option(help: ArgumentHelp("Where to write the trace; '-' is stdout.", valueName: "file"))
+    @Option(help: ArgumentHelp(
+        "Where to write the trace; '-' is stdout. An existing file is kept unless --overwrite is given.",
+        valueName: "file"))
     var output: String = "-"
+
+    @Flag(help: "Replace the --output file if it exists (atomically, once the trace is written).")
+    var overwrite = false
 
     @Option(help: "Output format: csv (the canonical trace format) or jsonl.")
     var format: TraceFormat = .csv
@@ -101,45 +106,17 @@ struct SimulateCommand: ParsableCommand {
 
         var metadata = TraceMetadata()
         for (key, value) in simulation.metadata { metadata[key] = value }
-        let descriptor = try OutputFile(path: output)
-        defer { descriptor.close() }
+        let file = try TraceOutputFile(path: output, existing: overwrite ? .replace : .refuse)
+        defer { file.close() }
         let writer = try TraceWriter(
-            fileDescriptor: descriptor.fileDescriptor, name: descriptor.name, format: format,
+            fileDescriptor: file.fileDescriptor, name: file.name, format: format,
             sensors: options.sensors, metadata: metadata)
         for sample in simulation {
             if Interruption.isRequested { break }
             try writer.write(sample.rounded(toSignificantDigits: digits))
         }
         try writer.flush()
-    }
-}
-
-/// An output file opened for writing (created or truncated), or stdout for `-`.
-struct OutputFile {
-    let fileDescriptor: Int32
-    let name: String
-
-    init(path: String) throws(MotionError) {
-        if path == "-" {
-            fileDescriptor = 1
-            name = "<stdout>"
-            return
-        }
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            let code = errno
-            let text = String(cString: strerror(code))
-            throw MotionError(
-                code == EACCES ? .permissionDenied : .ioFailure,
-                "cannot create the output file; check that its folder exists and is writable",
-                at: .init(file: path), underlying: SystemErrno(rawValue: code, text: text))
-        }
-        fileDescriptor = fd
-        name = path
-    }
-
-    func close() {
-        if fileDescriptor != 1 { _ = Glibc.close(fileDescriptor) }
+        try file.commit()
     }
 }
 

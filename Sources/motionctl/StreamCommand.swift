@@ -64,7 +64,7 @@ struct StreamCommand: AsyncParsableCommand {
             options: live, selector: DeviceSelector(device), wanted: processing.sensors?.set ?? .all,
             interval: processing.interval, filter: processing.filter,
             output: .init(
-                fileDescriptor: 1, name: "<stdout>", format: output.format, flushing: output.flushing,
+                path: "-", format: output.format, flushing: output.flushing,
                 source: "motionctl stream", extraMetadata: extra),
             duration: nil)
         try await SignalCancellation.run { try await session.run() }

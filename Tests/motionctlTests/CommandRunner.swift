@@ -63,10 +63,15 @@ enum Motionctl {
 
     /// Writes `text` to a new temporary file and returns its path.
     static func temporaryFile(_ text: String, name: String = "trace.csv") throws -> String {
+        let path = try temporaryPath(name: name)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// The path `name` in a new empty temporary folder (the file is not created).
+    static func temporaryPath(name: String) throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("motionctl-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let url = dir.appendingPathComponent(name)
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        return url.path
+        return dir.appendingPathComponent(name).path
     }
 }

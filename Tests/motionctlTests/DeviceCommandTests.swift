@@ -212,11 +212,55 @@ struct DeviceCommandTests {
         }
     }
 
+    /// `record` never loses data: an existing --output is refused (73) before any device is looked for; with
+    /// --overwrite it is replaced only once samples arrive, so a missing device (69) leaves it as it was, and no
+    /// partial file stays behind.
+    @Test func recordNeverDestroysAnExistingFile() async throws {
+        try await Testbed.run { testbed in
+            let file = try Motionctl.temporaryFile("precious\n", name: "walk.csv")
+            let folder = URL(fileURLWithPath: file).deletingLastPathComponent().path
+            func unchanged() throws -> Bool {
+                try String(contentsOfFile: file, encoding: .utf8) == "precious\n"
+                    && FileManager.default.contentsOfDirectory(atPath: folder) == ["walk.csv"]
+            }
+            let record = ["record", "--output", file, "--duration", "0.05", "--mode", "polled", "--rate", "100"]
+
+            let refused = try Motionctl.run(record)
+            #expect(refused.status == 73)
+            #expect(refused.stderr.contains("\(file): the file already exists; choose another file, or pass --overwrite"))
+            #expect(try unchanged())
+            let noDevice = try Motionctl.run(record + ["--overwrite"])
+            #expect(noDevice.status == 69, "\(noDevice.stderr)")
+            #expect(try unchanged())
+
+            try testbed.add(.lis3dh(node: .file(scans(0..<10))))
+            #expect(try Motionctl.run(record).status == 73)
+            #expect(try unchanged())
+            let replaced = try Motionctl.run(record + ["--overwrite"])
+            #expect(replaced.status == 0, "\(replaced.stderr)")
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            #expect(text.contains("# source: motionctl record\n"))
+            #expect(text.split(separator: "\n").contains { $0.first?.isNumber == true })
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["walk.csv"])
+        }
+    }
+
+    /// Without a device, `record` creates no file at all.
+    @Test func recordCreatesNoFileWithoutADevice() async throws {
+        try await Testbed.run { _ in
+            let file = try Motionctl.temporaryPath(name: "walk.csv")
+            let result = try Motionctl.run(["record", "--output", file, "--duration", "0.05"])
+            #expect(result.status == 69)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: (file as NSString).deletingLastPathComponent)
+                .isEmpty)
+        }
+    }
+
     /// --mount-matrix replaces the discovered matrix (metadata says "override"); --mode polled reads *_raw.
     @Test func mountMatrixOverrideAndPolledMode() async throws {
         try await Testbed.run { testbed in
             try testbed.add(.lis3dh(node: .file(scans(0..<10))))
-            let file = try Motionctl.temporaryFile("", name: "polled.csv")
+            let file = try Motionctl.temporaryPath(name: "polled.csv")
             let result = try Motionctl.run([
                 "record", "--output", file, "--duration", "0.05", "--mode", "polled", "--rate", "100",
                 "--mount-matrix=-1, 0, 0; 0, -1, 0; 0, 0, -1",  // '=' since the value starts with '-'
@@ -255,7 +299,7 @@ struct DeviceCommandTests {
                 device.addBuffer(trigger: nil)
                 let path = try testbed.add(device)
                 defer { testbed.remove(path) }
-                let file = try Motionctl.temporaryFile("", name: "imu.csv")
+                let file = try Motionctl.temporaryPath(name: "imu.csv")
                 let result = try Motionctl.run(
                     ["record", "--device", "bmi160", "--output", file, "--duration", "0.15"] + options)
                 #expect(result.status == 0, "\(result.stderr)")
@@ -319,7 +363,7 @@ struct DeviceCommandTests {
             device.setProperty("ACCEL_MOUNT_MATRIX", "0, -1, 0; 1, 0, 0; 0, 0, 1")
             try testbed.add(device)
             try testbed.add(.lis3dhTrigger)
-            let file = try Motionctl.temporaryFile("", name: "recording.csv")
+            let file = try Motionctl.temporaryPath(name: "recording.csv")
             let result = try Motionctl.run(["record", "--device", "lis3dh", "--output", file, "--duration", "0.195"])
             #expect(result.status == 0, "\(result.stderr)")
             let text = try String(contentsOfFile: file, encoding: .utf8)
@@ -395,7 +439,7 @@ struct DeviceCommandTests {
     @Test func recordSurvivesKill9() async throws {
         try await Testbed.run { testbed in
             let path = try testbed.add(.lis3dh())
-            let file = try Motionctl.temporaryFile("", name: "killed.csv")
+            let file = try Motionctl.temporaryPath(name: "killed.csv")
             let child = try RunningMotionctl(["record", "--output", file])
             #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
             try testbed.feed("/dev/iio:device0", scans(0..<30))

@@ -49,6 +49,21 @@ import Testing
         #expect(values.allSatisfy { $0.filter(\.isNumber).drop { $0 == "0" }.count <= 4 })
     }
 
+    /// An existing --output is kept (status 73, the file as it was) unless --overwrite replaces it.
+    @Test func keepsAnExistingFileUnlessAskedToReplaceIt() throws {
+        let path = try Motionctl.temporaryFile("precious\n", name: "walk.csv")
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let refused = try Motionctl.run(["simulate", "--scenario", "walking", "--output", path])
+        #expect(refused.status == 73)
+        #expect(refused.stderr.contains("\(path): the file already exists") && refused.stderr.contains("--overwrite"))
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "precious\n")
+        let replaced = try Motionctl.run(["simulate", "--scenario", "walking", "--output", path, "--overwrite"])
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        let reader = try TraceReader(path: path)
+        #expect(try reader.next() != nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["walk.csv"])  // no .partial left
+    }
+
     @Test func rejectsAnUnknownScenario() throws {
         let result = try Motionctl.run(["simulate", "--scenario", "juggling"])
         #expect(result.status == 64)

@@ -1,0 +1,120 @@
+public import MotionCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A file to write a trace to that never loses data: nothing is written at `path` until ``commit()``.
+///
+/// The trace is written to a temporary file beside `path` (`.NAME.PID.partial`, same folder, so the final
+/// step is a rename on one file system). ``commit()`` puts it at `path`: with ``ExistingFile/refuse`` only if
+/// nothing is there (`link(2)`, which never replaces), with ``ExistingFile/replace`` atomically over the old
+/// file (`rename(2)`). ``close()`` before a commit removes the temporary file, so a failed recording leaves the
+/// folder as it was. A process killed before its commit leaves the `.partial` file, never a damaged `path`.
+/// After the commit the same descriptor goes on writing the file at `path`.
+///
+/// `-` is standard output: written directly, and ``commit()`` does nothing.
+public final class TraceOutputFile {
+    /// What to do when a file already exists at the path.
+    public enum ExistingFile: Sendable {
+        /// Fail with ``MotionError/Code/outputExists``: the existing file is kept.
+        case refuse
+        /// Replace the existing file, atomically, at ``TraceOutputFile/commit()``.
+        case replace
+    }
+
+    /// The descriptor to write to (the temporary file until the commit).
+    public let fileDescriptor: Int32
+    /// The path as given, or `<stdout>`.
+    public let name: String
+    private let path: String
+    private let partialPath: String?
+    private let existing: ExistingFile
+    private var isCommitted = false
+    private var isClosed = false
+
+    /// Opens the temporary file for `path`, or standard output for `-`.
+    ///
+    /// - Throws: ``MotionError/Code/outputExists`` when `existing` is ``ExistingFile/refuse`` and `path` exists
+    ///   (checked again at the commit); ``MotionError/Code/permissionDenied`` or ``MotionError/Code/ioFailure``
+    ///   when the folder cannot take the file.
+    public init(path: String, existing: ExistingFile) throws(MotionError) {
+        self.path = path
+        self.existing = existing
+        if path == "-" {
+            fileDescriptor = 1
+            name = "<stdout>"
+            partialPath = nil
+            return
+        }
+        name = path
+        if existing == .refuse { try Self.checkAbsent(path) }
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[...$0]) } ?? ""
+        let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let partial = "\(folder).\(base).\(getpid()).partial"
+        let result = partial.withCString { cPath in
+            SystemErrno.retryingInterrupts { open(cPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        }
+        switch result {
+        case .success(let fd):
+            fileDescriptor = fd
+            partialPath = partial
+        case .failure(let error):
+            throw MotionError(
+                error.rawValue == EACCES || error.rawValue == EPERM ? .permissionDenied : .ioFailure,
+                "cannot create a file in the output's folder; check that the folder exists and is writable",
+                at: .init(file: path), underlying: error)
+        }
+    }
+
+    /// Fails with ``MotionError/Code/outputExists`` when something exists at `path` (`-` never does).
+    public static func checkAbsent(_ path: String) throws(MotionError) {
+        guard path != "-" else { return }
+        var status = stat()
+        if lstat(path, &status) == 0 {
+            throw MotionError(
+                .outputExists, "the file already exists; choose another file, or pass --overwrite to replace it",
+                at: .init(file: path))
+        }
+    }
+
+    /// Puts the file written so far at the path (once; later calls do nothing). Call it when the output holds
+    /// data worth keeping: before, a failure leaves any old file as it was.
+    public func commit() throws(MotionError) {
+        guard !isCommitted, let partialPath else { return }
+        let result: Int32
+        switch existing {
+        case .replace:
+            result = rename(partialPath, path)
+        case .refuse:
+            result = link(partialPath, path)
+            if result == 0 { unlink(partialPath) }
+        }
+        guard result == 0 else {
+            let code = errno
+            if code == EEXIST {
+                throw MotionError(
+                    .outputExists, "a file appeared at this path while recording; the recording is kept in \(partialPath)",
+                    at: .init(file: path))
+            }
+            throw MotionError(
+                code == EACCES || code == EPERM ? .permissionDenied : .ioFailure,
+                "cannot move the recording to \(path); it is kept in \(partialPath)", at: .init(file: path),
+                underlying: SystemErrno(code))
+        }
+        isCommitted = true
+    }
+
+    /// Closes the file; before a ``commit()``, also removes the temporary file.
+    public func close() {
+        guard !isClosed, partialPath != nil else { return }
+        isClosed = true
+        SystemCall.close(fileDescriptor)
+        if !isCommitted, let partialPath { unlink(partialPath) }
+    }
+
+    deinit { close() }
+}
