@@ -5,6 +5,8 @@ public import MotionCore
 public struct MotionConfiguration: Sendable {
     /// The attitude estimator's settings (`Docs/Attitude.md`).
     public var attitude: AttitudeEstimatorConfiguration
+    /// The frame of device motion when a subscription names none (the setting `deviceMotion.referenceFrame`).
+    public var referenceFrame: AttitudeReferenceFrame
     /// The magnetic declination in degrees, east positive, for `AttitudeReferenceFrame.xTrueNorthZVertical`.
     public var magneticDeclination: Double
     /// How far ahead device motion is predicted, in seconds (latency compensation); 0 for none.
@@ -16,11 +18,13 @@ public struct MotionConfiguration: Sendable {
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
-        attitude: AttitudeEstimatorConfiguration = .init(), magneticDeclination: Double = 0,
+        attitude: AttitudeEstimatorConfiguration = .init(),
+        referenceFrame: AttitudeReferenceFrame = .xArbitraryZVertical, magneticDeclination: Double = 0,
         predictionInterval: Double = 0, shake: ShakeDetector<Double>.Configuration = .init(),
         orientation: OrientationClassifier<Double>.Configuration = .init()
     ) {
         self.attitude = attitude
+        self.referenceFrame = referenceFrame
         self.magneticDeclination = magneticDeclination
         self.predictionInterval = predictionInterval
         self.shake = shake

@@ -30,13 +30,14 @@ extension MotionManager {
                 route: MotionEngine.Route.magnetometer)
     }
 
-    /// Subscribes to device motion in `frame`, one every `interval` seconds (default
-    /// ``deviceMotionUpdateInterval``). Subscriptions in the same frame share one fusion filter.
+    /// Subscribes to device motion in `frame` (default: the configuration's ``MotionConfiguration/referenceFrame``),
+    /// one every `interval` seconds (default ``deviceMotionUpdateInterval``). Subscriptions in the same frame share
+    /// one fusion filter.
     public func deviceMotionUpdates(
-        using frame: AttitudeReferenceFrame = .xArbitraryZVertical, interval: Double? = nil,
+        using frame: AttitudeReferenceFrame? = nil, interval: Double? = nil,
         bufferingPolicy: MotionBufferingPolicy = .stateDefault
     ) -> MotionUpdates<DeviceMotion> {
-        updates(.deviceMotion(frame), interval: interval ?? deviceMotionUpdateInterval, policy: bufferingPolicy,
+        updates(.deviceMotion(frame ?? engine.configuration.referenceFrame), interval: interval ?? deviceMotionUpdateInterval, policy: bufferingPolicy,
                 route: MotionEngine.Route.deviceMotion)
     }
 
@@ -81,7 +82,7 @@ extension MotionManager {
 
     /// Runs `body` with device-motion updates in `frame`; the subscription ends when `body` returns or throws.
     public func withDeviceMotionUpdates<Result>(
-        using frame: AttitudeReferenceFrame = .xArbitraryZVertical, interval: Double? = nil,
+        using frame: AttitudeReferenceFrame? = nil, interval: Double? = nil,
         bufferingPolicy: MotionBufferingPolicy = .stateDefault,
         _ body: (MotionUpdates<DeviceMotion>) async throws -> Result
     ) async rethrows -> Result {

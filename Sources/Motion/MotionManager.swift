@@ -48,7 +48,8 @@ public final class MotionManager: Sendable {
         var id: Int?
         var stop: (@Sendable () -> Void)?
         var dropped: (@Sendable () -> Int)?
-        var frame: AttitudeReferenceFrame = .xArbitraryZVertical
+        /// The frame device-motion updates were started in; `nil` before the first start.
+        var frame: AttitudeReferenceFrame?
     }
 
     struct Slots {
@@ -115,9 +116,10 @@ public final class MotionManager: Sendable {
         let frame = attitudeReferenceFrame
         return engine.state.withLock { $0.latest.deviceMotion[frame] }
     }
-    /// The frame of the device-motion updates started with `startDeviceMotionUpdates`, or the default frame.
+    /// The frame of the device-motion updates started with `startDeviceMotionUpdates`, or the default frame
+    /// (``MotionConfiguration/referenceFrame``).
     public var attitudeReferenceFrame: AttitudeReferenceFrame {
-        slots.withLock { $0.services[.deviceMotion]?.frame ?? .xArbitraryZVertical }
+        slots.withLock { $0.services[.deviceMotion]?.frame } ?? engine.configuration.referenceFrame
     }
     /// The latest shake event, or `nil` before the first.
     public var latestShakeEvent: ShakeEvent? { engine.state.withLock { $0.latest.shake } }
@@ -255,24 +257,26 @@ public final class MotionManager: Sendable {
     /// Stops magnetometer updates (pull or push).
     public func stopMagnetometerUpdates() { stop(.magnetometer) }
 
-    /// Starts device-motion updates in `frame` for pull: read ``deviceMotion``.
-    public func startDeviceMotionUpdates(using frame: AttitudeReferenceFrame = .xArbitraryZVertical) {
-        setFrame(frame)
+    /// Starts device-motion updates in `frame` (default: the configuration's ``MotionConfiguration/referenceFrame``)
+    /// for pull: read ``deviceMotion``.
+    public func startDeviceMotionUpdates(using frame: AttitudeReferenceFrame? = nil) {
+        let frame = setFrame(frame)
         startPull(.deviceMotion, stream: .deviceMotion(frame))
     }
 
     /// Starts device-motion updates in `frame`: `handler` runs on `queue` every ``deviceMotionUpdateInterval``.
     /// - Parameters:
-    ///   - frame: The reference frame of the attitudes.
+    ///   - frame: The reference frame of the attitudes (default: the configuration's
+    ///     ``MotionConfiguration/referenceFrame``).
     ///   - queue: Where the handler runs, one call at a time.
     ///   - bufferingPolicy: What to keep when the handler falls behind (default: the newest one).
     ///   - handler: Called with each update, or once with the error that ended the updates.
     public func startDeviceMotionUpdates(
-        using frame: AttitudeReferenceFrame = .xArbitraryZVertical, to queue: OperationQueue,
+        using frame: AttitudeReferenceFrame? = nil, to queue: OperationQueue,
         bufferingPolicy: MotionBufferingPolicy = .stateDefault,
         withHandler handler: @escaping @Sendable (DeviceMotion?, MotionError?) -> Void
     ) {
-        setFrame(frame)
+        let frame = setFrame(frame)
         startPush(
             .deviceMotion, stream: .deviceMotion(frame), policy: bufferingPolicy, on: .operationQueue(queue), handler,
             route: MotionEngine.Route.deviceMotion)
@@ -280,11 +284,11 @@ public final class MotionManager: Sendable {
 
     /// Starts device-motion updates in `frame`: `handler` runs on `queue` every ``deviceMotionUpdateInterval``.
     public func startDeviceMotionUpdates(
-        using frame: AttitudeReferenceFrame = .xArbitraryZVertical, to queue: DispatchQueue,
+        using frame: AttitudeReferenceFrame? = nil, to queue: DispatchQueue,
         bufferingPolicy: MotionBufferingPolicy = .stateDefault,
         withHandler handler: @escaping @Sendable (DeviceMotion?, MotionError?) -> Void
     ) {
-        setFrame(frame)
+        let frame = setFrame(frame)
         startPush(
             .deviceMotion, stream: .deviceMotion(frame), policy: bufferingPolicy, on: .dispatchQueue(queue), handler,
             route: MotionEngine.Route.deviceMotion)
@@ -432,8 +436,11 @@ public final class MotionManager: Sendable {
         if let id { engine.setInterval(interval, of: id) }
     }
 
-    private func setFrame(_ frame: AttitudeReferenceFrame) {
+    /// Records the frame of the device-motion service (the configuration's when `nil`) and returns it.
+    private func setFrame(_ frame: AttitudeReferenceFrame?) -> AttitudeReferenceFrame {
+        let frame = frame ?? engine.configuration.referenceFrame
         slots.withLock { $0.services[.deviceMotion, default: Slot()].frame = frame }
+        return frame
     }
 
     private func isActive(_ service: Service) -> Bool {

@@ -23,6 +23,14 @@ extension AttitudeReferenceFrame: ExpressibleByArgument {
 
     public static var allValueStrings: [String] { allCases.map(\.cliName) }
     public var defaultValueDescription: String { cliName }
+    public static var allValueDescriptions: [String: String] {
+        [
+            "arbitrary": "6D (gyroscope and accelerometer): z up, x wherever the device pointed at the start",
+            "arbitrary-corrected": "as arbitrary, using the magnetometer to limit heading drift",
+            "magnetic-north": "9D: x to magnetic north, y west, z up",
+            "true-north": "9D: x to true north (magnetic north turned by --declination), y west, z up",
+        ]
+    }
 }
 
 /// `motionctl attitude`: fused attitude (device motion) from a trace, one row per input row.
@@ -31,13 +39,13 @@ struct AttitudeCommand: ParsableCommand {
         commandName: "attitude",
         abstract: "Fuse gyroscope, accelerometer and magnetometer into attitude: one row per input row.",
         discussion: """
-            Quaternions are scalar first (qw,qx,qy,qz) and map device to reference: v_ref = q·v_device·q*. The
-            reference frame has z up; x is arbitrary (arbitrary, arbitrary-corrected) or north with y west
-            (magnetic-north, true-north: north-west-up). score_attitude.py reads the output with
-            --convention device-to-reference and --frame nwu (any frame works for 6D). Rows before both the
-            gyroscope and the accelerometer have reported carry the identity. --all adds roll, pitch, yaw (rad),
-            unbiased rotation rate (rad/s), gravity and user acceleration (g), heading (degrees, -1 without north) and
-            the calibrated magnetic field (µT, bias removed; 0 in the arbitrary frame) with its accuracy (-1
+            Quaternions are scalar first (qw,qx,qy,qz) and map device to reference: v_ref = q·v_device·q*. The \
+            reference frame has z up; x is arbitrary (arbitrary, arbitrary-corrected) or north with y west \
+            (magnetic-north, true-north: north-west-up). score_attitude.py reads the output with \
+            --convention device-to-reference and --frame nwu (any frame works for 6D). Rows before both the \
+            gyroscope and the accelerometer have reported carry the identity. --all adds roll, pitch, yaw (rad), \
+            unbiased rotation rate (rad/s), gravity and user acceleration (g), heading (degrees, -1 without north) and \
+            the calibrated magnetic field (µT, bias removed; 0 in the arbitrary frame) with its accuracy (-1 \
             uncalibrated, 0 low, 1 medium, 2 high).
             """
     )
@@ -45,13 +53,15 @@ struct AttitudeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
     var trace: String
 
-    @Option(help: "Reference frame: arbitrary (6D), arbitrary-corrected, magnetic-north or true-north (9D).")
-    var frame: AttitudeReferenceFrame = .xArbitraryZVertical
+    @Option(help: ArgumentHelp(
+        "Reference frame (default: the setting deviceMotion.referenceFrame, arbitrary unless set).",
+        valueName: "frame"))
+    var frame: AttitudeReferenceFrame?
 
     @Option(help: .setting(
-        "Magnetic declination for --frame true-north, degrees east of true north.", "deviceMotion.magneticDeclination",
-        valueName: "degrees"))
-    var declination: Double = 0
+        "Magnetic declination for --frame true-north, degrees east of true north (default: the setting, 0 unless set).",
+        "deviceMotion.magneticDeclination", valueName: "degrees"))
+    var declination: Double?
 
     @Option(help: ArgumentHelp(
         "Latency compensation: report the attitude predicted this far ahead from the latest rotation rate.",
@@ -103,6 +113,9 @@ struct AttitudeCommand: ParsableCommand {
     ]
 
     func fuse() throws(MotionError) {
+        let settings = try MotionSettings.load()
+        let frame = self.frame ?? settings.referenceFrame
+        let declination = self.declination ?? settings.motionConfiguration.magneticDeclination
         let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
         defer { warnAboutSkippedRows(reader) }
         let chosen = sensors?.set ?? reader.sensors

@@ -20,13 +20,13 @@ struct SettingsTests {
     @Test("Each source overrides the ones before, and every value says where it came from")
     func sourceOrder() throws {
         let paths = try files(
-            system: "# site defaults\nshake.threshold = 0.4\norientation.settleTime = 1\nfilter.factor=0.2\n",
+            system: "# site defaults\nshake.threshold = 0.4\norientation.settleTime = 1\ndeviceMotion.referenceFrame=xMagneticNorthZVertical\n",
             user: "shake.threshold = 0.5   # mine\norientation.settleTime = 2\n")
         let settings = try MotionSettings.load(
             environment: ["SWIFT_MOTION_ORIENTATION_SETTLE_TIME": "3", "SWIFT_MOTION_DEVICE_INCLUDE_BASE": "yes"],
             commandLine: ["orientation.settleTime=4"], systemFile: paths.system, userFile: paths.user)
-        #expect(settings["filter.factor"]?.value == .number(0.2))
-        #expect(settings["filter.factor"]?.source == .file(path: paths.system, line: 4))
+        #expect(settings["deviceMotion.referenceFrame"]?.value == .text("xMagneticNorthZVertical"))
+        #expect(settings["deviceMotion.referenceFrame"]?.source == .file(path: paths.system, line: 4))
         #expect(settings["shake.threshold"]?.value == .number(0.5))
         #expect(settings["shake.threshold"]?.source == .file(path: paths.user, line: 1))
         #expect(settings["orientation.settleTime"]?.value == .number(4))
@@ -36,7 +36,8 @@ struct SettingsTests {
         #expect(settings["shake.minimumReversals"]?.source == .defaults)
         #expect(settings.shakeConfiguration.threshold == 0.5)
         #expect(settings.orientationConfiguration.settleTime == 4)
-        #expect(settings.filterFactor == 0.2)
+        #expect(settings.referenceFrame == .xMagneticNorthZVertical)
+        #expect(settings.motionConfiguration.referenceFrame == .xMagneticNorthZVertical)
     }
 
     @Test("Without any source the values are the algorithms' own defaults")
@@ -65,7 +66,8 @@ struct SettingsTests {
             ("shake.threshold", "0", false), ("shake.threshold", "0.001", true), ("shake.threshold", "10", true),
             ("shake.threshold", "10.5", false), ("orientation.hysteresis", "0", true),
             ("orientation.hysteresis", "44.9", true), ("orientation.hysteresis", "45", false),
-            ("filter.factor", "0", false), ("filter.factor", "1", true), ("shake.minimumReversals", "0", false),
+            ("deviceMotion.magneticDeclination", "180", true), ("deviceMotion.magneticDeclination", "-180.5", false),
+            ("shake.minimumReversals", "0", false),
             ("shake.minimumReversals", "20", true), ("shake.minimumReversals", "2.5", false),
             ("accelerometer.updateInterval", "nan", false), ("accelerometer.updateInterval", "inf", false),
             ("accelerometer.updateInterval", "-0.1", false), ("accelerometer.updateInterval", " 0.02 ", true),
@@ -150,5 +152,24 @@ struct SettingsTests {
         let manager = try MotionManager(settings: settings, source: .samples(indexedSamples(count: 10)))
         #expect(manager.accelerometerUpdateInterval == 0.05)
         #expect(manager.engine.configuration.shake.threshold == 0.6)
+    }
+
+    @Test("deviceMotion.referenceFrame is the frame of device motion when a subscription names none")
+    func referenceFrameSetting() async throws {
+        var settings = MotionSettings()
+        try settings.set("deviceMotion.referenceFrame", to: "xMagneticNorthZVertical", from: .defaults)
+        let samples = indexedSamples(count: 20, magnetometer: true)
+        let manager = try MotionManager(settings: settings, source: .samples(samples, pacing: .asFastAsConsumed))
+        #expect(manager.attitudeReferenceFrame == .xMagneticNorthZVertical)
+        var frames: [AttitudeReferenceFrame] = []
+        for try await motion in manager.deviceMotionUpdates(interval: 0, bufferingPolicy: .bufferingOldest(32)) {
+            frames.append(motion.referenceFrame)
+        }
+        #expect(frames.count == 20 && frames.allSatisfy { $0 == .xMagneticNorthZVertical })
+        // A frame given by the caller wins.
+        let other = try MotionManager(settings: settings, source: .samples(samples))
+        other.startDeviceMotionUpdates(using: .xArbitraryZVertical)
+        #expect(other.attitudeReferenceFrame == .xArbitraryZVertical)
+        other.stopDeviceMotionUpdates()
     }
 }

@@ -21,7 +21,7 @@ import Testing
         #expect(lines.contains("orientation.settleTime = 0.8 (\(home)/swift-motion/settings.conf:1)"))
         #expect(lines.contains("shake.threshold = 0.45 (environment SWIFT_MOTION_SHAKE_THRESHOLD)"))
         #expect(lines.contains("shake.minimumReversals = 3 (command line shake.minimumReversals=3)"))
-        #expect(lines.contains("filter.factor = 0.1 (default)"))
+        #expect(lines.contains("deviceMotion.referenceFrame = xArbitraryZVertical (default)"))
 
         let json = try Motionctl.run(["settings", "--json"], environment: ["XDG_CONFIG_HOME": home])
         let root = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]

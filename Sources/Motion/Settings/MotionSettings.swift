@@ -186,8 +186,6 @@ public struct MotionSettings: Sendable {
     public var referenceFrame: AttitudeReferenceFrame {
         AttitudeReferenceFrame(rawValue: text("deviceMotion.referenceFrame")) ?? .xArbitraryZVertical
     }
-    /// `filter.factor`: the low-pass factor α (dimensionless).
-    public var filterFactor: Double { number("filter.factor") }
     /// `device.selector`.
     public var deviceSelector: String { text("device.selector") }
     /// `device.includeBase`.
@@ -210,10 +208,11 @@ public struct MotionSettings: Sendable {
             settleTime: number("orientation.settleTime"))
     }
 
-    /// The algorithms' configuration: declination, shake and orientation settings.
+    /// The algorithms' configuration: reference frame, declination, shake and orientation settings.
     public var motionConfiguration: MotionConfiguration {
         MotionConfiguration(
-            magneticDeclination: number("deviceMotion.magneticDeclination"), shake: shakeConfiguration,
+            referenceFrame: referenceFrame, magneticDeclination: number("deviceMotion.magneticDeclination"),
+            shake: shakeConfiguration,
             orientation: orientationConfiguration)
     }
 }
