@@ -156,12 +156,15 @@ public enum IIODeviceDiscovery {
                 || (parent != nil && trigger.parentPath == parent)
         }.map(\.name)
 
+        // Each once: an attribute the axes share (in_accel_scale) is read, and may be ignored, once per axis.
+        let distinctWarnings = warnings.enumerated().filter { warnings.firstIndex(of: $0.element) == $0.offset }
+            .map(\.element)
         return .device(
             IIODevice(
                 id: id, name: name, label: device.attribute("label"), sysfsPath: device.sysfsPath,
                 deviceNode: device.deviceNode, location: location, sensors: sensors, buffer: buffer,
                 timestampClock: device.attribute("current_timestamp_clock"), triggers: triggerNames,
-                warnings: warnings))
+                warnings: distinctWarnings))
     }
 
     static func scanChannel(_ device: UdevDevice, id: String, elements: Set<String>) -> ScanChannel? {

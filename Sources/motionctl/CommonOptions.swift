@@ -32,7 +32,7 @@ struct ReplaySpeed: ExpressibleByArgument, Equatable, CustomStringConvertible {
 
     var description: String { factor.map { $0 == 1 ? "realtime" : "\($0)" } ?? "max" }
     var defaultValueDescription: String { description }
-    static var allValueStrings: [String] { ["realtime", "max", "<factor>"] }
+    static var allValueStrings: [String] { ["realtime", "max", "<factor > 0>"] }
 }
 
 extension TraceFormat: ExpressibleByArgument {}
@@ -48,6 +48,12 @@ extension FilterStart: ExpressibleByArgument {
 
     public static var allValueStrings: [String] { ["zero", "first-sample"] }
     public var defaultValueDescription: String { self == .zero ? "zero" : "first-sample" }
+    public static var allValueDescriptions: [String: String] {
+        [
+            "zero": "the filter starts from 0, as the iPhone guide's (a low-pass output rises from 0 at first)",
+            "first-sample": "the filter starts from the first reading (no start-up transient)",
+        ]
+    }
 }
 
 /// A `--sensors accel,gyro,mag` list.
@@ -86,13 +92,14 @@ struct ProcessingOptions: ParsableArguments {
         valueName: "seconds"))
     var interval: Double = 0
 
-    @Option(name: .customLong("low-pass"), help: .setting(
-        "Low-pass every vector: y = α·x + (1−α)·y_prev (the iPhone guide uses 0.1).", "filter.factor",
-        valueName: "α"))
+    @Option(name: .customLong("low-pass"), help: ArgumentHelp(
+        "Low-pass every vector: y = α·x + (1−α)·y_prev, 0 < α ≤ 1 (the iPhone guide uses 0.1; 1 passes the "
+            + "input unchanged).", valueName: "α"))
     var lowPass: Double?
 
     @Option(name: .customLong("high-pass"), help: ArgumentHelp(
-        "High-pass every vector: x − lowpass(x) with factor α.", valueName: "α"))
+        "High-pass every vector: x − lowpass(x) with factor α, 0 < α < 1 (the iPhone guide uses 0.1).",
+        valueName: "α"))
     var highPass: Double?
 
     @Option(help: ArgumentHelp(
@@ -114,10 +121,14 @@ struct ProcessingOptions: ParsableArguments {
         guard chosen.count <= 1 else {
             throw ValidationError("Choose one of --low-pass, --high-pass, --cutoff and --high-pass-cutoff.")
         }
-        // --low-pass is the setting filter.factor's α (SettingFlags.swift); --high-pass has no setting.
-        try validateFlag("--low-pass", lowPass, setting: "filter.factor")
-        if let highPass, !(highPass >= 0 && highPass <= 1) {
-            throw ValidationError("--high-pass must be a factor α in [0, 1], got \(highPass).")
+        if let lowPass, !(lowPass > 0 && lowPass <= 1) {
+            throw ValidationError(
+                "--low-pass must be a factor α with 0 < α ≤ 1 (0 would output zeros for ever), got \(lowPass).")
+        }
+        if let highPass, !(highPass > 0 && highPass < 1) {
+            throw ValidationError(
+                "--high-pass must be a factor α with 0 < α < 1 (0 passes the input unchanged, 1 outputs zeros), "
+                    + "got \(highPass).")
         }
         for hertz in [cutoff, highPassCutoff].compactMap({ $0 }) where !(hertz > 0 && hertz.isFinite) {
             throw ValidationError("A cutoff frequency must be a positive number of hertz, got \(hertz).")

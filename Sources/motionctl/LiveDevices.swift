@@ -266,7 +266,7 @@ struct LiveSession {
             var capture = "\(detail.device.id) \(detail.mode.rawValue)"
             if let rate = detail.samplingFrequency { capture += " at \(DeviceReport.number(rate)) Hz" }
             if let trigger = detail.trigger { capture += ", trigger \(trigger)" }
-            capture += ", \(detail.batchSize) scans per wake-up, timestamps \(detail.timestamps)"
+            capture += ", \(detail.batchSize) scan\(detail.batchSize == 1 ? "" : "s") per wake-up, timestamps \(detail.timestamps)"
             metadata["capture_\(detail.device.id.replacingColons())"] = capture
         }
         metadata["notes"] =

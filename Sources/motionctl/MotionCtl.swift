@@ -11,9 +11,9 @@ struct MotionCtl: AsyncParsableCommand {
         commandName: "motionctl",
         abstract: "Stream, filter and simulate motion data from Linux IIO devices and recorded traces.",
         discussion: """
-            Units: acceleration in g (Core Motion sign: upright portrait reads y = -1), rotation rate in rad/s,
-            magnetic field in µT, time in seconds. Exit status: 0 success (also after SIGINT/SIGTERM or a closed
-            output pipe), 64 usage, 65 bad input data, 66 no input, 69 device unavailable, 70 internal error,
+            Units: acceleration in g (Core Motion sign: upright portrait reads y = -1), rotation rate in rad/s, \
+            magnetic field in µT, time in seconds. Exit status: 0 success (also after SIGINT/SIGTERM or a closed \
+            output pipe), 64 usage, 65 bad input data, 66 no input, 69 device unavailable, 70 internal error, \
             74 I/O error, 77 permission denied. See Docs/CLI.md.
             """,
         subcommands: [StreamCommand.self, AttitudeCommand.self, SimulateCommand.self, OrientationCommand.self, ShakeCommand.self, DevicesCommand.self, RecordCommand.self, SettingsCommand.self]
@@ -21,7 +21,7 @@ struct MotionCtl: AsyncParsableCommand {
 
     /// Parses and runs a command; usage errors become one `motionctl: error: …` line on stderr with status 64.
     static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        let arguments = joiningNegativeValues(Array(CommandLine.arguments.dropFirst()))
         do {
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -42,5 +42,39 @@ struct MotionCtl: AsyncParsableCommand {
             }
             Glibc.exit(status.rawValue)
         }
+    }
+
+    /// `--speed -1` becomes `--speed=-1`: the argument parser would take `-1` for an option and report a missing
+    /// value, where the option's own check names its allowed range. A word after a `--option` that starts like a
+    /// negative number (`-1`, `-.5`, `-1, 0, 0; …`) is its value; everything else is left as it is.
+    static func joiningNegativeValues(_ arguments: [String]) -> [String] {
+        var result: [String] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let word = arguments[index]
+            let next = index + 1 < arguments.endIndex ? arguments[index + 1] : nil
+            if word == "--" {
+                result += arguments[index...]
+                break
+            }
+            if word.hasPrefix("--"), !word.contains("="), let next, next.looksLikeNegativeNumber {
+                result.append("\(word)=\(next)")
+                index += 2
+            } else {
+                result.append(word)
+                index += 1
+            }
+        }
+        return result
+    }
+}
+
+extension String {
+    /// `-` followed by a digit, or by `.` and a digit.
+    fileprivate var looksLikeNegativeNumber: Bool {
+        let rest = utf8.dropFirst()
+        guard utf8.first == UInt8(ascii: "-"), let first = rest.first else { return false }
+        let isDigit = { (byte: UInt8) in byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+        return isDigit(first) || (first == UInt8(ascii: ".") && rest.dropFirst().first.map(isDigit) == true)
     }
 }

@@ -358,10 +358,12 @@ struct EvaluationOptions: ParsableArguments {
         if evaluate {
             guard trace == nil else { throw ValidationError("Choose one of --trace and --evaluate.") }
         } else {
-            guard trace != nil else { throw ValidationError("Missing --trace (or --evaluate).") }
+            guard trace != nil else {
+                throw ValidationError("Give an input: --trace FILE, --device auto|NAME|PATH, or --evaluate.")
+            }
         }
         guard rate > 0, rate.isFinite, rate <= 10_000 else {
-            throw ValidationError("--rate must be 0 to 10000 Hz, got \(rate).")
+            throw ValidationError("--rate must be more than 0 and at most 10000 Hz, got \(rate).")
         }
         guard accelerometerNoise >= 0, accelerometerNoise.isFinite else {
             throw ValidationError("--accel-noise must be ≥ 0 g, got \(accelerometerNoise).")

@@ -13,9 +13,9 @@ struct SimulateCommand: ParsableCommand {
         commandName: "simulate",
         abstract: "Write a deterministic, seeded synthetic motion trace in the canonical format.",
         discussion: """
-            Scenarios: orientationSweep (portrait, landscape left/right, upside down, face up/down), shakeSequence
-            (shakes on each axis with walking, taps, tilts, set-down and vibration between them), walking, and
-            random (varied labelled segments drawn from --scenario-seed). The same options always give the same
+            Scenarios: orientationSweep (portrait, landscape left/right, upside down, face up/down), shakeSequence \
+            (shakes on each axis with walking, taps, tilts, set-down and vibration between them), walking, and \
+            random (varied labelled segments drawn from --scenario-seed). The same options always give the same \
             bytes. The trace's metadata lists the scenario, seed, noise settings and every labelled segment.
             """
     )

@@ -10,12 +10,12 @@ struct StreamCommand: AsyncParsableCommand {
         commandName: "stream",
         abstract: "Stream motion samples from a recorded trace or a live IIO device to stdout.",
         discussion: """
-            The trace is read as it streams (any size; '-' reads stdin) and replayed paced by its timestamps like a
-            live device (--speed realtime), faster or slower (--speed 4, --speed 0.5), or as fast as possible
-            (--speed max). Filters run on every input sample; --interval then thins each sensor's readings.
-            In CSV the trace's comment and metadata lines are kept (attribution included) and the processing is
-            added as metadata.
-            With --device (auto, a name, label, id, sysfs path or /dev node) samples come from live IIO devices
+            The trace is read as it streams (any size; '-' reads stdin) and replayed paced by its timestamps like a \
+            live device (--speed realtime), faster or slower (--speed 4, --speed 0.5), or as fast as possible \
+            (--speed max). Filters run on every input sample; --interval then thins each sensor's readings. \
+            In CSV the trace's comment and metadata lines are kept (attribution included) and the processing is \
+            added as metadata. \
+            With --device (auto, a name, label, id, sysfs path or /dev node) samples come from live IIO devices \
             instead, at --rate; --speed and --lenient do not apply. See Docs/Devices.md.
             """
     )

@@ -6,6 +6,18 @@ import Testing
 /// Discovery through libudev against emulated devices (umockdev testbeds; serialized, one testbed at a time).
 @Suite(.serialized, .enabled(if: Testbed.isEnabled))
 struct DiscoveryTests {
+    /// A bad attribute the three axes share is one warning, not one per axis.
+    @Test func aSharedBadAttributeIsWarnedAboutOnce() async throws {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.lis3dh()
+            device.set("in_accel_scale", "abc")
+            try testbed.add(device)
+            let found = try #require(try IIODeviceDiscovery.devices().first)
+            #expect(found.warnings == ["ignored sysfs in_accel_scale = \"abc\": a scale must be a non-zero number"])
+            #expect(found.sensor(.accelerometer)?.scale.map(\.source) == Array(repeating: .default, count: 3))
+        }
+    }
+
     @Test func describesTheEmulatedAccelerometer() async throws {
         try await Testbed.run { testbed in
             try testbed.add(.lis3dh())

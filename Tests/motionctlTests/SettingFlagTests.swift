@@ -35,8 +35,6 @@ import Testing
              allowed: "a number of s in [0, 10]"),
         Case(flag: "--cutoff", key: "orientation.cutoff", command: ["orientation"], inside: "50", outside: "51",
              allowed: "a number of Hz in (0, 50]"),
-        Case(flag: "--low-pass", key: "filter.factor", command: ["stream"], inside: "1", outside: "0",
-             allowed: "a number in (0, 1]"),
         Case(flag: "--declination", key: "deviceMotion.magneticDeclination", command: ["attitude"], inside: "180",
              outside: "-181", allowed: "a number of ° in [-180, 180]"),
     ]
