@@ -7,8 +7,8 @@ import Glibc
 /// Direct reads and writes of sysfs attribute files, each returning `Result<_, SystemErrno>` with `EINTR`
 /// retried in one place, so errors can name the exact file (libiio's attribute calls cannot).
 enum Sysfs {
-    /// The file's contents without trailing white space (sysfs values end in a newline).
-    static func read(_ path: String) -> Result<String, SystemErrno> {
+    /// The file's contents (at most `limit` bytes) without trailing white space (sysfs values end in a newline).
+    static func read(_ path: String, limit: Int = 4096) -> Result<String, SystemErrno> {
         let opened = path.withCString { name in SystemErrno.retryingInterrupts { open(name, O_RDONLY | O_CLOEXEC) } }
         let fd: Int32
         switch opened {
@@ -16,7 +16,7 @@ enum Sysfs {
         case .failure(let error): return .failure(error)
         }
         defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
+        var buffer = [UInt8](repeating: 0, count: limit)
         var length = 0
         while length < buffer.count {
             let result = buffer.withUnsafeMutableBytes { raw in

@@ -1,4 +1,8 @@
 import ArgumentParser
+import MotionCore
+import MotionIIO
+import MotionCore
+import MotionIIO
 
 #if canImport(Glibc)
 import Glibc
@@ -16,12 +20,17 @@ struct MotionCtl: AsyncParsableCommand {
             output pipe), 64 usage, 65 bad input data, 66 no input, 69 device unavailable, 70 internal error, \
             74 I/O error, 77 permission denied. See Docs/CLI.md.
             """,
+        version: SwiftMotion.version,
         subcommands: [StreamCommand.self, AttitudeCommand.self, SimulateCommand.self, OrientationCommand.self, ShakeCommand.self, DevicesCommand.self, RecordCommand.self, SettingsCommand.self]
     )
 
     /// Parses and runs a command; usage errors become one `motionctl: error: …` line on stderr with status 64.
     static func main() async {
         let arguments = joiningNegativeValues(Array(CommandLine.arguments.dropFirst()))
+        if arguments == ["--version"] {
+            print(versionReport)
+            return
+        }
         do {
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -42,6 +51,15 @@ struct MotionCtl: AsyncParsableCommand {
             }
             Glibc.exit(status.rawValue)
         }
+    }
+
+    /// `motionctl --version`: ours, and the versions of the system libraries this process loaded.
+    static var versionReport: String {
+        let iio = SystemLibraries.libiioFile.map { " (\($0))" } ?? ""
+        let udev = SystemLibraries.libudevFile.map {
+            "libudev \(SystemLibraries.version(ofLibraryFile: $0) ?? "(version unknown)") (\($0))"
+        } ?? "libudev (not found in /proc/self/maps)"
+        return "motionctl \(SwiftMotion.version) (swift-motion)\nlibiio \(SystemLibraries.libiioVersion)\(iio)\n\(udev)"
     }
 
     /// `--speed -1` becomes `--speed=-1`: the argument parser would take `-1` for an option and report a missing

@@ -78,4 +78,19 @@ import Testing
         let plain = try Motionctl.run(["attitude", "--trace", excerpt])
         #expect(plain.stdout.contains("# frame: xArbitraryZVertical (x arbitrary, z up)\n"))
     }
+
+    /// --version: ours and the libraries this process runs with, each with the file it was loaded from.
+    @Test func versionNamesTheLibrariesInUse() throws {
+        let result = try Motionctl.run(["--version"])
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        try #require(lines.count == 3, "\(result.stdout)")
+        #expect(lines[0].wholeMatch(of: /motionctl \d+\.\d+\.\d+ \(swift-motion\)/) != nil)
+        let iio = try #require(lines[1].wholeMatch(of: /libiio (\d+\.\d+) \((\/.*\/libiio\.so\.[0-9.]+)\)/))
+        #expect(FileManager.default.fileExists(atPath: String(iio.2)))
+        #expect(iio.2.hasSuffix(".so.\(iio.1)"))
+        let udev = try #require(lines[2].wholeMatch(of: /libudev ([0-9.]+) \((\/.*\/libudev\.so\.[0-9.]+)\)/))
+        #expect(FileManager.default.fileExists(atPath: String(udev.2)))
+        #expect(udev.2.hasSuffix(".so.\(udev.1)"))
+    }
 }
