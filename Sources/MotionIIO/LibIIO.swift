@@ -48,9 +48,13 @@ final class IIOContextHandle {
             }
             iio_channel_enable(channel)
         }
-        errno = 0
-        guard let buffer = iio_device_create_buffer(device, samples, false) else {
-            let code = errno == 0 ? EIO : errno
+        let (created, createErrno) = withoutLibiioHighSpeedWarning {
+            errno = 0
+            let buffer = iio_device_create_buffer(device, samples, false)
+            return (buffer, errno)  // read before anything else can change it
+        }
+        guard let buffer = created else {
+            let code = createErrno == 0 ? EIO : createErrno
             let error = SystemErrno(code)
             // See: iio.h iio_device_create_buffer (NULL with errno set); local backend local_open.
             switch code {

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+@testable import MotionIIO
+
+/// `withoutLibiioHighSpeedWarning` drops exactly libiio's high-speed line from stderr and keeps the rest.
+@Suite(.serialized) struct LibiioWarningsTests {
+    /// What reaches descriptor 2 while `body` runs, captured in a file.
+    static func standardError(during body: () -> Void) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(UUID().uuidString)").path
+        let file = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        try #require(file >= 0)
+        let saved = dup(2)
+        dup2(file, 2)
+        body()
+        dup2(saved, 2)
+        close(saved)
+        close(file)
+        defer { unlink(path) }
+        return try String(contentsOfFile: path, encoding: .utf8)
+    }
+
+    static func writeToStandardError(_ text: String) {
+        _ = text.withCString { write(2, $0, strlen($0)) }
+    }
+
+    @Test func dropsOnlyTheHighSpeedLine() throws {
+        var result = 0
+        let text = try Self.standardError {
+            result = withoutLibiioHighSpeedWarning {
+                Self.writeToStandardError("before\nWARNING: High-speed mode not enabled\nWARNING: something else\n")
+                return 42
+            }
+            Self.writeToStandardError("after\n")
+        }
+        #expect(result == 42)
+        #expect(text == "before\nWARNING: something else\nafter\n")
+    }
+
+    @Test func keepsALargeOutputWhole() throws {
+        let line = String(repeating: "x", count: 99) + "\n"
+        let text = try Self.standardError {
+            withoutLibiioHighSpeedWarning {
+                for _ in 0..<200 { Self.writeToStandardError(line) }  // 20 kB, within a pipe's 64 kB
+            }
+        }
+        #expect(text == String(repeating: line, count: 200))
+    }
+}
