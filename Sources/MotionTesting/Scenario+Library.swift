@@ -41,7 +41,7 @@ extension Scenario {
                 axis: axis,
                 frequency: frequency,
                 amplitude: random.uniform(in: 1...2.5),
-                duration: random.uniform(in: 1...2)
+                duration: random.uniform(in: 0.5...0.9)  // within UIKit's "about 1 s": each one ends
             )
         }
         var scenario = Scenario(name: "shakeSequence", seed: seed, start: .portrait)

@@ -241,22 +241,21 @@ import Testing
         let result = try Motionctl.run(["shake", "--trace", Self.shakes, "--speed", "max"])
         #expect(result.status == 0)
         #expect(result.stderr.isEmpty)
-        // Shakes of 1.35, 1.44 and 1.64 s: longer than the 1 s maximum, so each is cancelled as too long.
+        // Shakes of 0.68, 0.60 and 0.73 s (the # notes): within the 1 s maximum, so each begins and ends; the
+        // walking, tap, tilt, set-down and vibration between them give nothing.
         #expect(
             result.lines == [
                 "1.180    Shake began (axis x, 3 strokes, peak 2.07 g)",
-                "2.080    Shake cancelled: tooLong (axis x, 11 strokes, 1.080 s, peak 2.09 g)",
-                "8.140    Shake began (axis y, 3 strokes, peak 1.73 g)",
-                "8.980    Shake cancelled: tooLong (axis y, 10 strokes, 1.020 s, peak 1.82 g)",
-                "14.040    Shake began (axis z, 3 strokes, peak 1.63 g)",
-                "14.950    Shake cancelled: tooLong (axis z, 13 strokes, 1.050 s, peak 1.68 g)",
+                "2.040    Shake ended (axis x, 7 strokes, 1.040 s, peak 2.09 g)",
+                "7.470    Shake began (axis y, 3 strokes, peak 1.74 g)",
+                "8.230    Shake ended (axis y, 6 strokes, 0.950 s, peak 1.79 g)",
+                "12.530    Shake began (axis z, 3 strokes, peak 1.65 g)",
+                "13.470    Shake ended (axis z, 9 strokes, 1.090 s, peak 1.67 g)",
             ])
     }
 
     @Test func shakeWritesJSONLinesAndHonoursTheMaximumDuration() throws {
-        let result = try Motionctl.run([
-            "shake", "--trace", Self.shakes, "--speed", "max", "--format", "jsonl", "--max-duration", "2",
-        ])
+        let result = try Motionctl.run(["shake", "--trace", Self.shakes, "--speed", "max", "--format", "jsonl"])
         #expect(result.status == 0)
         let objects = try result.lines.map {
             try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
@@ -265,11 +264,22 @@ import Testing
         #expect(objects.map { $0["axis"] as? String } == ["x", "x", "y", "y", "z", "z"])
         #expect(objects.allSatisfy { $0["type"] as? String == "shake" })
         #expect(objects.allSatisfy { Set($0.keys) == ["type", "t", "phase", "axis", "start", "strokes", "peak"] })
-        // Each shake ends within half a second of its labelled end (2.352, 9.395, 15.535 s).
+        // Each shake ends within half a second of its labelled end (1.676, 7.877, 13.106 s).
         let ends = objects.enumerated().filter { $0.offset % 2 == 1 }.compactMap {
             ($0.element["t"] as? NSNumber)?.doubleValue
         }
-        for (end, label) in zip(ends, [2.352, 9.395, 15.535]) { #expect(end > label && end < label + 0.5) }
+        #expect(ends.count == 3)
+        for (end, label) in zip(ends, [1.676, 7.877, 13.106]) { #expect(end > label && end < label + 0.5) }
+
+        // With a 0.5 s maximum, the same shakes (0.60–0.73 s) are cancelled as too long.
+        let short = try Motionctl.run([
+            "shake", "--trace", Self.shakes, "--speed", "max", "--format", "jsonl", "--max-duration", "0.5",
+        ])
+        let phases = try short.lines.map {
+            let object = try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+            return "\(object["phase"] as? String ?? "?") \(object["reason"] as? String ?? "")"
+        }
+        #expect(phases == Array(repeating: ["began ", "cancelled tooLong"], count: 3).flatMap { $0 })
     }
 
     @Test func shakeCancelsAShakeTheTraceEndsIn() throws {
