@@ -4,12 +4,12 @@
 #
 # Usage: Scripts/install-system-packages.sh [build|test]    (default: build)
 #   build  what `swift build` needs: libiio-dev libudev-dev pkg-config
-#   test   also what the tests use: umockdev and its headers, iio-sensor-proxy, libiio-utils
+#   test   also what the tests use: umockdev and its headers, iio-sensor-proxy, libiio-utils, groff (man page check)
 # Exit status: 0 when everything is installed, 69 when packages are missing and cannot be installed here.
 set -euo pipefail
 
 build=(libiio-dev libudev-dev pkg-config)
-test=(umockdev libumockdev-dev iio-sensor-proxy libiio-utils)
+test=(umockdev libumockdev-dev iio-sensor-proxy libiio-utils groff-base)
 case "${1:-build}" in
     build) packages=("${build[@]}") ;;
     test) packages=("${build[@]}" "${test[@]}") ;;

@@ -18,7 +18,7 @@ struct MotionCtl: AsyncParsableCommand {
             Units: acceleration in g (Core Motion sign: upright portrait reads y = -1), rotation rate in rad/s, \
             magnetic field in µT, time in seconds. Exit status: 0 success (also after SIGINT/SIGTERM or a closed \
             output pipe), 64 usage, 65 bad input data, 66 no input, 69 device unavailable, 70 internal error, \
-            74 I/O error, 77 permission denied. See Docs/CLI.md.
+            73 output file exists, 74 I/O error, 77 permission denied. See Docs/CLI.md.
             """,
         version: SwiftMotion.version,
         subcommands: [StreamCommand.self, AttitudeCommand.self, SimulateCommand.self, OrientationCommand.self, ShakeCommand.self, DevicesCommand.self, RecordCommand.self, SettingsCommand.self]
