@@ -271,7 +271,7 @@ struct DeviceCommandTests {
             #expect(result.status == 0, "\(result.stderr)")
             let text = try String(contentsOfFile: file, encoding: .utf8)
             #expect(text.contains("# mount_matrix_accel: -1, 0, 0; 0, -1, 0; 0, 0, -1 (override)\n"))
-            #expect(text.contains("iio:device0 polled at 100 Hz"))
+            #expect(text.contains("iio:device0 polled at 100 Hz, 1 scan per wake-up,"))  // not "1 scans"
             // Raw y = −1024 (sysfs) negated by the override: +0.9999 g.
             let rows = text.split(separator: "\n").filter { $0.first?.isNumber == true }
             #expect(!rows.isEmpty)
