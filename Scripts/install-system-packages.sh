@@ -36,5 +36,5 @@ if [ "$(id -u)" -ne 0 ]; then
     sudo_cmd=(sudo)
 fi
 echo "swift-motion: installing the missing system packages with apt-get: ${missing[*]}" >&2
-"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get update -qq >&2
 DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
