@@ -264,6 +264,16 @@ public final class Testbed: @unchecked Sendable {
         nodes.values.first { "/dev/" + $0.name == node }?.writer ?? -1
     }
 
+    /// Puts the pty behind `node` (such as `/dev/iio:device0`) in exclusive mode (`TIOCEXCL`): opening it then
+    /// fails with `EBUSY` for a process without `CAP_SYS_ADMIN`, as an IIO node does while another program (such
+    /// as iio-sensor-proxy) reads its buffer.
+    public func makeBusy(_ node: String) throws(TestbedError) {
+        guard let files = nodes.values.first(where: { "/dev/" + $0.name == node }), files.ptySlave >= 0 else {
+            throw TestbedError("\(node) has no pty (add it with a .pty node)")
+        }
+        guard ioctl(files.ptySlave, UInt(TIOCEXCL)) == 0 else { throw TestbedError("TIOCEXCL failed: errno \(errno)") }
+    }
+
     /// Writes all of `bytes` to `node` (see ``masterFileDescriptor(forNode:)``), waiting while the node is full.
     ///
     /// A FIFO gets them in writes of at most `PIPE_BUF` (4096) bytes that end on a multiple of `scanSize`, so that

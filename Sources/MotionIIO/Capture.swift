@@ -69,10 +69,18 @@ protocol SampleReader: AnyObject {
 ///
 /// A capture is used by one task at a time; it is not `Sendable`.
 public final class IIOCapture {
-    /// What was set up on each device.
-    public let details: [CaptureDetails]
+    /// What was set up on each device. An entry changes when its device falls back from a silent buffer to
+    /// polling (``CaptureDetails/fallback``), which happens before that device's first sample.
+    public private(set) var details: [CaptureDetails]
 
     private var readers: [any SampleReader]
+    /// The sources as opened (mount-matrix overrides applied), and the configuration, for a fallback.
+    private let sources: [CaptureSource]
+    private let configuration: CaptureConfiguration
+    /// When each buffered reader that may still fall back to polling must have delivered, `CLOCK_MONOTONIC` ns.
+    private var fallbackDeadlines: [Int: UInt64] = [:]
+    /// When the first sample must have arrived (``CaptureConfiguration/startTimeout``); `nil` once it has.
+    private var startDeadline: UInt64?
     private var merger: SampleMerger?
     private var monitor: UdevMonitor?
     private var isClosed = false
@@ -90,14 +98,20 @@ public final class IIOCapture {
         guard !sources.isEmpty else {
             throw MotionError(.invalidArgument, "no device to capture from")
         }
-        var opened: [any SampleReader] = []
-        do throws(MotionError) {
-            for var source in sources {
-                for (kind, matrix) in configuration.mountMatrixOverrides {
-                    if let index = source.device.sensors.firstIndex(where: { $0.kind == kind }) {
-                        source.device.sensors[index].mountMatrix = Sourced(matrix, from: .override)
-                    }
+        let sources = sources.map { source in
+            var source = source
+            for (kind, matrix) in configuration.mountMatrixOverrides {
+                if let index = source.device.sensors.firstIndex(where: { $0.kind == kind }) {
+                    source.device.sensors[index].mountMatrix = Sourced(matrix, from: .override)
                 }
+            }
+            return source
+        }
+        let openedAt = monotonicNanoseconds()
+        var opened: [any SampleReader] = []
+        var fallbackDeadlines: [Int: UInt64] = [:]
+        do throws(MotionError) {
+            for source in sources {
                 let buffered: Bool
                 switch configuration.mode {
                 case .buffered:
@@ -114,10 +128,21 @@ public final class IIOCapture {
                 case .automatic:
                     buffered = source.canBuffer
                 }
-                if buffered {
-                    opened.append(try BufferedReader(source: source, configuration: configuration))
-                } else {
+                if !buffered {
                     opened.append(try PolledReader(source: source, configuration: configuration))
+                } else if configuration.mode == .automatic && source.canPoll {
+                    do {
+                        opened.append(try BufferedReader(source: source, configuration: configuration))
+                        if let wait = configuration.bufferStartTimeout {
+                            fallbackDeadlines[opened.count - 1] = monotonicNanoseconds() + UInt64(wait * 1e9)
+                        }
+                    } catch where (error.underlying as? IIOReadError)?.kind == .busy {
+                        // iio-sensor-proxy (or another reader) holds the buffer: the values are still in sysfs.
+                        opened.append(
+                            try PolledReader(source: source, configuration: configuration, fallback: error.message))
+                    }
+                } else {
+                    opened.append(try BufferedReader(source: source, configuration: configuration))
                 }
             }
             if configuration.watchForRemoval { monitor = try? UdevMonitor(subsystem: "iio") }
@@ -127,6 +152,10 @@ public final class IIOCapture {
         }
         readers = opened
         details = opened.map(\.details)
+        self.sources = sources
+        self.configuration = configuration
+        self.fallbackDeadlines = fallbackDeadlines
+        startDeadline = configuration.startTimeout.map { openedAt + UInt64($0 * 1e9) }
         if opened.count > 1 {
             merger = SampleMerger(
                 sourceCount: opened.count, tolerance: configuration.mergeTolerance,
@@ -194,7 +223,8 @@ public final class IIOCapture {
             guard !isClosed else { throw MotionError(.cancelled, "the capture is closed") }
             var fds = readers.compactMap(\.pollFD)
             if let monitor { fds.append(monitor.fileDescriptor) }
-            let deadline = readers.compactMap(\.nextDeadline).min()
+            let deadlines = readers.compactMap(\.nextDeadline) + fallbackDeadlines.values
+            let deadline = (deadlines + (startDeadline.map { [$0] } ?? [])).min()
             let ready: [Int32]
             do {
                 ready = try await Reactor.shared.wait(readable: fds, until: deadline)
@@ -217,6 +247,10 @@ public final class IIOCapture {
                     failure = failure ?? error
                     continue
                 }
+                if !batch.isEmpty {
+                    fallbackDeadlines[index] = nil
+                    startDeadline = nil
+                }
                 if merger != nil {
                     merger!.append(batch, from: index)
                 } else {
@@ -224,10 +258,38 @@ public final class IIOCapture {
                 }
             }
             if let failure { throw failure }
+            try fallBackFromSilentBuffers(now: now)
+            if let startDeadline, now >= startDeadline { throw startTimeoutError() }
             if let monitor, ready.contains(monitor.fileDescriptor) { try checkRemovals(monitor) }
             merger?.drain(into: &output)
             if !output.isEmpty { return }
         }
+    }
+
+    /// Replaces each buffered reader that has delivered nothing by its deadline with a polled one.
+    private func fallBackFromSilentBuffers(now: UInt64) throws(MotionError) {
+        for (index, deadline) in fallbackDeadlines where deadline <= now {
+            fallbackDeadlines[index] = nil
+            readers[index].close()
+            let waited = formatDecimal(configuration.bufferStartTimeout ?? 0)
+            let reader = try PolledReader(
+                source: sources[index], configuration: configuration,
+                fallback: "the buffer of \(details[index].device.id) delivered nothing in \(waited) s")
+            readers[index] = reader
+            details[index] = reader.details
+        }
+    }
+
+    /// The error for a capture that delivered nothing within ``CaptureConfiguration/startTimeout``.
+    private func startTimeoutError() -> MotionError {
+        let names = details.map { "\($0.device.id) (\($0.device.name), \($0.mode.rawValue))" }.joined(separator: ", ")
+        let waited = formatDecimal(configuration.startTimeout ?? 0)
+        return MotionError(
+            .ioFailure,
+            "\(names) delivered no sample within \(waited) s of starting; check that the sensor is powered and "
+                + "its driver works (cat its in_*_raw attributes), or that no other program holds it",
+            at: .init(file: details.first?.device.deviceNode ?? details.first?.device.sysfsPath),
+            underlying: IIOReadError(.timeout, device: details.first?.device.id ?? ""))
     }
 
     private func checkRemovals(_ monitor: UdevMonitor) throws(MotionError) {
@@ -294,13 +356,23 @@ extension CaptureSource {
         device.buffer != nil && device.deviceNode != nil
             && sensors.allSatisfy { kind in device.sensor(kind)?.scanChannels != nil }
     }
+
+    /// Whether every chosen sensor has `in_<type>_<axis>_raw` attributes to poll.
+    var canPoll: Bool {
+        sensors.allSatisfy { kind in device.sensor(kind)?.hasRawAttributes == true }
+    }
 }
 
 // MARK: - Device setup shared by both readers
 
 enum DeviceSetup {
+    /// The lowest rate a device is left at when no rate is asked for, in Hz (iio-sensor-proxy's
+    /// `IIO_MIN_SAMPLING_FREQUENCY`).
+    static let minimumUnaskedRate = 10.0
+
     /// Sets each chosen sensor's sampling frequency attribute to the nearest available value at or above
-    /// `rate`, and returns the frequency in effect afterwards (the first sensor's), if known.
+    /// `rate` (without a rate, only a frequency below ``minimumUnaskedRate`` is raised to it), and returns the
+    /// frequency in effect afterwards (the first sensor's), if known.
     static func configureRate(
         _ source: CaptureSource, rate: Double?, warnings: inout [String]
     ) throws(MotionError) -> Double? {
@@ -312,8 +384,11 @@ enum DeviceSetup {
             else { continue }
             let path = source.device.sysfsPath + "/" + name
             var value = current.value
-            if let rate {
-                let target = sensor.availableSamplingFrequencies?.value.nearest(atLeast: rate) ?? rate
+            // Without a rate asked for, a device left below 10 Hz (or at 0) is raised as iio-sensor-proxy does
+            // (iio_fixup_sampling_frequency): a slower one would keep a stream waiting for its first sample.
+            let floor = minimumUnaskedRate
+            if let wanted = rate ?? (value < floor ? floor : nil) {
+                let target = sensor.availableSamplingFrequencies?.value.nearest(atLeast: wanted) ?? wanted
                 if target != value {
                     switch Sysfs.write(path, formatDecimal(target)) {
                     case .success:
@@ -325,7 +400,7 @@ enum DeviceSetup {
                             "could not set \(name) to \(formatDecimal(target)) Hz (\(error)); using \(formatDecimal(value)) Hz")
                     }
                 }
-                if value < rate {
+                if let rate, value < rate {
                     warnings.append(
                         "\(source.device.id) runs at most at \(formatDecimal(value)) Hz, below the \(formatDecimal(rate)) Hz asked for")
                 }
@@ -616,7 +691,7 @@ final class BufferedReader: SampleReader {
     }
 }
 
-/// Reads `in_<type>_<axis>_raw` at a fixed interval (devices without a buffer).
+/// Reads `in_<type>_<axis>_raw` at a fixed interval (devices without a buffer, or whose buffer is busy or silent).
 final class PolledReader: SampleReader {
     let details: CaptureDetails
     let pollFD: Int32? = nil
@@ -628,7 +703,8 @@ final class PolledReader: SampleReader {
     private let deviceName: String
     private var lastTimestamp = -Double.infinity
 
-    init(source: CaptureSource, configuration: CaptureConfiguration) throws(MotionError) {
+    /// Opens the reader; `fallback` says why a device that can buffer is polled (``CaptureDetails/fallback``).
+    init(source: CaptureSource, configuration: CaptureConfiguration, fallback: String? = nil) throws(MotionError) {
         let device = source.device
         deviceName = "\(device.id) (\(device.name))"
         var warnings: [String] = []
@@ -653,7 +729,7 @@ final class PolledReader: SampleReader {
         nextDeadline = monotonicNanoseconds()
         details = CaptureDetails(
             device: device, sensors: source.sensors, mode: .polled, samplingFrequency: frequency, trigger: nil,
-            batchSize: 1, timestamps: .pollTime, warnings: warnings)
+            batchSize: 1, timestamps: .pollTime, warnings: warnings, fallback: fallback)
     }
 
     func close() {

@@ -32,6 +32,18 @@ public struct CaptureConfiguration: Hashable, Sendable {
     /// When set, a device that delivers nothing for this many seconds is reported as a read timeout;
     /// `nil` waits for as long as it takes (some sensors report only when the value changes).
     public var timeout: Double?
+    /// In ``Mode/automatic`` mode, a buffer that delivers no scan within this many seconds of being enabled is
+    /// given up, and the device read by polling instead (``CaptureDetails/fallback`` says so); iio-sensor-proxy
+    /// waits 0.5 s the same way. `nil` keeps waiting for the buffer.
+    public var bufferStartTimeout: Double?
+    /// When set, a capture that has delivered no sample at all this many seconds after it opened fails with
+    /// `MotionError.Code.ioFailure` (underlying ``IIOReadError/Kind/timeout``) naming the devices; `nil`
+    /// waits for the first sample for as long as it takes. The default, ``defaultStartTimeout``, leaves room for
+    /// a buffer's first batch at 1 Hz and the fallback to polling.
+    public var startTimeout: Double?
+
+    /// The default ``startTimeout``: 3 s.
+    public static let defaultStartTimeout = 3.0
     /// Mount matrices to use instead of the discovered ones, by sensor kind.
     public var mountMatrixOverrides: [IIOSensorKind: MountMatrix]
     /// Whether a udev `remove` event for a device in use ends the capture with
@@ -41,13 +53,17 @@ public struct CaptureConfiguration: Hashable, Sendable {
     /// Creates a configuration.
     public init(
         rate: Double? = nil, batchDuration: Double = 0.05, mode: Mode = .automatic, mergeTolerance: Double = 0.001,
-        timeout: Double? = nil, mountMatrixOverrides: [IIOSensorKind: MountMatrix] = [:], watchForRemoval: Bool = true
+        timeout: Double? = nil, bufferStartTimeout: Double? = 0.5,
+        startTimeout: Double? = defaultStartTimeout,
+        mountMatrixOverrides: [IIOSensorKind: MountMatrix] = [:], watchForRemoval: Bool = true
     ) {
         self.rate = rate
         self.batchDuration = batchDuration
         self.mode = mode
         self.mergeTolerance = mergeTolerance
         self.timeout = timeout
+        self.bufferStartTimeout = bufferStartTimeout
+        self.startTimeout = startTimeout
         self.mountMatrixOverrides = mountMatrixOverrides
         self.watchForRemoval = watchForRemoval
     }
@@ -66,8 +82,12 @@ public struct CaptureConfiguration: Hashable, Sendable {
         guard mergeTolerance >= 0 && mergeTolerance.isFinite else {
             throw MotionError(.invalidArgument, "the merge tolerance must be a number of seconds ≥ 0")
         }
-        if let timeout, !(timeout > 0 && timeout.isFinite) {
-            throw MotionError(.invalidArgument, "the timeout must be a positive number of seconds")
+        for (name, value) in [("timeout", timeout), ("buffer start timeout", bufferStartTimeout),
+            ("start timeout", startTimeout)]
+        {
+            if let value, !(value > 0 && value.isFinite) {
+                throw MotionError(.invalidArgument, "the \(name) must be a positive number of seconds, got \(value)")
+            }
         }
     }
 }
@@ -210,4 +230,7 @@ public struct CaptureDetails: Hashable, Sendable {
     /// Things that did not go as asked (a rate that could not be set, a clock that stayed realtime), which
     /// the capture worked around.
     public var warnings: [String]
+    /// Why the device is polled although it can buffer (``CaptureConfiguration/Mode/automatic`` only): its
+    /// buffer was busy, or delivered nothing within ``CaptureConfiguration/bufferStartTimeout``. `nil` otherwise.
+    public var fallback: String?
 }

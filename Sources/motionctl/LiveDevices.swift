@@ -151,35 +151,41 @@ struct LiveSession {
         var lastTimestamp = -Double.infinity
         var firstTimestamp: Double?
         var disconnected = false
+        var hasOpened = false
+
+        /// The output, opened at the first batch (or at the end, if none came), so its metadata says how the
+        /// devices are read after any fallback to polling.
+        func startOutput(_ capture: IIOCapture, _ sources: [CaptureSource]) throws(MotionError) {
+            guard writer == nil else { return }
+            let sensors = sources.reduce(SensorSet()) { $0.union($1.sensorSet) }.intersection(wanted)
+            let opened = try TraceOutputFile(path: output.path, existing: output.existing)
+            file = opened
+            writer = try TraceWriter(
+                fileDescriptor: opened.fileDescriptor, name: opened.name, format: output.format, sensors: sensors,
+                metadata: metadata(capture.details), flushing: output.flushing)
+            pipeline = SamplePipeline(sensors: sensors, updateInterval: interval, filter: filter)
+        }
 
         while true {
             let devices = try IIODeviceDiscovery.devices(includeBase: options.includeBase)
             let sources = selector.sources(from: devices, sensors: wanted)
             if sources.isEmpty {
-                guard writer != nil else { throw selector.noMatchError(among: devices, sensors: wanted) }
+                guard hasOpened else { throw selector.noMatchError(among: devices, sensors: wanted) }
                 try await waitForMatchingDevice(monitor)
                 continue
             }
             let capture: IIOCapture
             do {
                 capture = try IIOCapture(sources: sources, configuration: options.configuration(interval: interval))
-            } catch where writer != nil && error.code == .disconnected {
+            } catch where hasOpened && error.code == .disconnected {
                 try await waitForMatchingDevice(monitor)
                 continue
             }
             defer { capture.close() }
-            for detail in capture.details {
-                for warning in detail.warnings { printToStandardError("motionctl: warning: \(detail.device.id): \(warning)") }
-            }
-            if writer == nil {
-                let sensors = sources.reduce(SensorSet()) { $0.union($1.sensorSet) }.intersection(wanted)
-                let opened = try TraceOutputFile(path: output.path, existing: output.existing)
-                file = opened
-                writer = try TraceWriter(
-                    fileDescriptor: opened.fileDescriptor, name: opened.name, format: output.format, sensors: sensors,
-                    metadata: metadata(capture.details), flushing: output.flushing)
-                pipeline = SamplePipeline(sensors: sensors, updateInterval: interval, filter: filter)
-            } else if disconnected {
+            hasOpened = true
+            var reported: [CaptureDetails] = []
+            reportChanges(in: capture.details, since: &reported)
+            if writer != nil && disconnected {
                 disconnected = false
                 let names = capture.details.map { "\($0.device.id) (\($0.device.name))" }.joined(separator: ", ")
                 printToStandardError("motionctl: \(names) connected; resuming")
@@ -192,6 +198,8 @@ struct LiveSession {
             do {
                 while true {
                     let batch = try await capture.next()
+                    reportChanges(in: capture.details, since: &reported)
+                    try startOutput(capture, sources)
                     for var sample in batch {
                         sample.timestamp = max(sample.timestamp, lastTimestamp)  // never back in time across reconnections
                         if let duration {
@@ -211,27 +219,46 @@ struct LiveSession {
                     if lastTimestamp > -.infinity { try file!.commit() }  // holds samples: now at its path
                 }
             } catch where error.code == .cancelled {
+                try startOutput(capture, sources)
                 try writer!.flush()
                 try file!.commit()
                 return
             } catch where error.code == .disconnected {
                 if options.exitOnDisconnect || monitor == nil {
-                    try? writer!.flush()
+                    try? writer?.flush()
                     throw error
                 }
                 disconnected = true
                 printToStandardError("motionctl: \(error.message); waiting for a matching device")
+                guard let writer else { continue }  // nothing written yet: no event to record
                 let id = (error.underlying as? IIOReadError)?.device
                 let device = capture.details.first { $0.device.id == id }?.device
-                try writer!.writeEvent(
+                try writer.writeEvent(
                     type: "disconnected", timestamp: max(lastTimestamp, boottimeNow()),
                     fields: [
                         ("device", .string(device?.id ?? "")), ("name", .string(device?.name ?? "")),
                         ("reason", .string(error.message)),
                     ])
-                try writer!.flush()
+                try writer.flush()
             }
         }
+    }
+
+    /// Prints each device's warnings, and why it is polled after a fallback, once: for the entries of `details`
+    /// that differ from `reported`, which becomes `details`.
+    private func reportChanges(in details: [CaptureDetails], since reported: inout [CaptureDetails]) {
+        for (index, detail) in details.enumerated() where index >= reported.count || reported[index] != detail {
+            let before = index < reported.count ? reported[index] : nil
+            for warning in detail.warnings where before?.warnings.contains(warning) != true {
+                printToStandardError("motionctl: warning: \(detail.device.id): \(warning)")
+            }
+            if let fallback = detail.fallback, before?.fallback != fallback {
+                printToStandardError(
+                    "motionctl: warning: \(detail.device.id): reading in_*_raw attributes instead of the buffer: "
+                        + fallback)
+            }
+        }
+        reported = details
     }
 
     /// Suspends until the monitor reports a device that the selector would pick.
@@ -264,6 +291,7 @@ struct LiveSession {
                 metadata["offset_\(suffix)"] = DeviceReport.axes(sensor.offset)
             }
             var capture = "\(detail.device.id) \(detail.mode.rawValue)"
+            if let fallback = detail.fallback { capture += " (instead of buffered: \(fallback))" }
             if let rate = detail.samplingFrequency { capture += " at \(DeviceReport.number(rate)) Hz" }
             if let trigger = detail.trigger { capture += ", trigger \(trigger)" }
             capture += ", \(detail.batchSize) scan\(detail.batchSize == 1 ? "" : "s") per wake-up, timestamps \(detail.timestamps)"

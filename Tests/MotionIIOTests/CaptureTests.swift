@@ -484,6 +484,87 @@ struct CaptureTests {
         }
     }
 
+    /// Automatic mode: a buffer that delivers nothing within `bufferStartTimeout` is given up for polled reads,
+    /// which arrive and say why; the buffer is disabled again.
+    @Test func aSilentBufferFallsBackToPolling() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())  // a pty nobody writes to
+            let started = boottime()
+            let capture = try IIOCapture(
+                sources: try sources(), configuration: .init(rate: 100, bufferStartTimeout: 0.2))
+            defer { capture.close() }
+            #expect(capture.details.first?.mode == .buffered && capture.details.first?.fallback == nil)
+            #expect(testbed.attribute(path, "buffer/enable") == "1")
+            let batch = try await capture.next()
+            let first = try #require(batch.first)
+            #expect(first.timestamp >= started + 0.2)  // not before the buffer was given up
+            #expect(abs((first.acceleration?.y ?? 0) + 0.9999) < 0.001)  // in_accel_y_raw = -1024
+            let details = try #require(capture.details.first)
+            #expect(details.mode == .polled)
+            #expect(details.fallback == "the buffer of iio:device0 delivered nothing in 0.2 s")
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+        }
+    }
+
+    /// Buffered mode, as asked, never falls back: the silent buffer ends in the read timeout.
+    @Test func bufferedModeNeverFallsBack() async throws {
+        try await Testbed.run { testbed in
+            try testbed.add(.lis3dh())
+            let capture = try IIOCapture(
+                sources: try sources(),
+                configuration: .init(rate: 100, mode: .buffered, timeout: 0.4, bufferStartTimeout: 0.1))
+            let (samples, error) = await drain(capture)
+            #expect(samples.isEmpty)
+            #expect((error?.underlying as? IIOReadError)?.kind == .timeout)
+            #expect(capture.details.first?.mode == .buffered && capture.details.first?.fallback == nil)
+        }
+    }
+
+    /// A device that gives nothing and cannot be polled: a clear error once the start timeout has passed.
+    @Test func aDeviceThatGivesNothingFailsAtTheStartTimeout() async throws {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.lis3dh()
+            for axis in ["x", "y", "z"] { device.remove("in_accel_\(axis)_raw") }
+            let path = try testbed.add(device)
+            let capture = try IIOCapture(
+                sources: try sources(), configuration: .init(rate: 100, bufferStartTimeout: 0.1, startTimeout: 0.3))
+            let (samples, error) = await drain(capture)
+            #expect(samples.isEmpty)
+            #expect(error?.code == .ioFailure)
+            #expect((error?.underlying as? IIOReadError)?.kind == .timeout)
+            #expect(error?.message.hasPrefix("iio:device0 (lis3dh, buffered) delivered no sample within 0.3 s") == true)
+            #expect(capture.details.first?.mode == .buffered)  // nothing to fall back to
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+        }
+    }
+
+    /// Without a rate asked for, a device below 10 Hz is raised as iio-sensor-proxy does
+    /// (iio_fixup_sampling_frequency, peers.md §2): the smallest available value ≥ 10 Hz, else the largest, else
+    /// 10; an explicit rate is taken as asked.
+    @Test(arguments: [
+        ("5.2", "1 5.2 10 25", nil, "10"),  // iio-sensor-proxy's test_iio_poll_accel: 5.2 Hz becomes 10
+        ("0", nil, nil, "10"),  // no list: 10
+        ("1", "1 2 5", nil, "5"),  // nothing ≥ 10: the largest
+        ("25", "1 10 25", nil, "25"),  // at or above 10: left alone
+        ("25", "1 5 10 25", 5, "5"),  // asked for: taken
+    ] as [(String, String?, Double?, String)])
+    func raisesSlowDevicesAsIioSensorProxyDoes(current: String, available: String?, rate: Double?, expected: String)
+        async throws
+    {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.lis3dh(node: nil)
+            device.set("sampling_frequency", current)
+            if let available { device.set("sampling_frequency_available", available) } else {
+                device.remove("sampling_frequency_available")
+            }
+            let path = try testbed.add(device)
+            let capture = try IIOCapture(sources: try sources(), configuration: .init(rate: rate, mode: .polled))
+            defer { capture.close() }
+            #expect(testbed.attribute(path, "sampling_frequency") == expected)
+            #expect(capture.details.first?.samplingFrequency == Double(expected))
+        }
+    }
+
     @Test func explainsBuffersThatCannotBeUsed() async throws {
         try await Testbed.run { testbed in
             var device = EmulatedDevice.iio(name: "pollonly", number: 0, node: nil)

@@ -90,6 +90,37 @@ struct DeviceSourceTests {
         }
     }
 
+    @Test("A device that gives nothing and cannot be polled ends the updates with a clear error at the start timeout")
+    func silentDevice() async throws {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.lis3dh()  // a pty nobody writes to
+            for axis in ["x", "y", "z"] { device.remove("in_accel_\(axis)_raw") }
+            let path = try testbed.add(device)
+            let manager = try MotionManager(source: .device())
+            let error = await #expect(throws: MotionError.self) {
+                for try await _ in manager.accelerometerUpdates() {}
+            }
+            #expect(error?.code == .ioFailure)
+            #expect(error?.message.hasPrefix("iio:device0 (lis3dh, buffered) delivered no sample within 3 s") == true)
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+        }
+    }
+
+    @Test("A silent buffer is given up for polled readings, which reach the subscription")
+    func silentBufferFallsBackToPolling() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())  // a pty nobody writes to; in_accel_y_raw = -1024
+            let manager = try MotionManager(source: .device())
+            var readings: [AccelerometerData] = []
+            for try await data in manager.accelerometerUpdates() {
+                readings.append(data)
+                if readings.count == 3 { break }
+            }
+            #expect(readings.allSatisfy { abs($0.acceleration.y + 0.9999) < 0.001 })
+            #expect(testbed.attribute(path, "buffer/enable") == "0")  // polled
+        }
+    }
+
     @Test("A device that goes away ends the handler's updates with a disconnected error")
     func removal() async throws {
         try await Testbed.run { testbed in

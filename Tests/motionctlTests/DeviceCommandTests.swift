@@ -258,6 +258,59 @@ struct DeviceCommandTests {
         }
     }
 
+    /// A buffer that delivers nothing is given up after 0.5 s for polled reads (iio-sensor-proxy does the same):
+    /// reported on stderr and in the metadata, and samples follow.
+    @Test func streamFallsBackFromASilentBuffer() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())  // a pty nobody writes to
+            let child = try RunningMotionctl(["stream", "--device", "lis3dh", "--rate", "100"])
+            #expect(try await child.wait { $0.lines.filter { $0.first?.isNumber == true }.count >= 3 })
+            #expect(try await child.stop() == 0)
+            let reason = "the buffer of iio:device0 delivered nothing in 0.5 s"
+            #expect(child.stderr.contains(
+                "motionctl: warning: iio:device0: reading in_*_raw attributes instead of the buffer: \(reason)\n"))
+            #expect(child.stdout.contains(
+                "# capture_iio_device0: iio:device0 polled (instead of buffered: \(reason)) at 100 Hz, 1 scan"))
+            let rows = child.lines.filter { $0.first?.isNumber == true }
+            #expect(rows.allSatisfy { $0.hasSuffix(",0,-0.999915771440808,0") || $0.hasSuffix(",-0,-0.999915771440808,-0") })
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+        }
+    }
+
+    /// A busy node (EBUSY on open, as while iio-sensor-proxy holds the buffer; here a pty in exclusive mode,
+    /// which refuses a process without CAP_SYS_ADMIN): the device is polled instead, and the output says why.
+    /// Runs the child as `nobody` (needs root and setpriv, as CI has).
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func aBusyBufferFallsBackToPolling() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            try testbed.makeBusy("/dev/iio:device0")
+            // Let `nobody` read and write the testbed, as the udev rule lets the group `iio`.
+            let root = testbed.rootDirectory
+            let node = try FileManager.default.destinationOfSymbolicLink(atPath: root + "/dev/iio:device0")
+            let tree = FileManager.default.enumerator(atPath: root)
+            chmod(root, 0o755)
+            while let item = tree?.nextObject() as? String {
+                var info = stat()
+                guard lstat(root + "/" + item, &info) == 0, info.st_mode & S_IFMT != S_IFLNK else { continue }
+                chmod(root + "/" + item, info.st_mode & S_IFMT == S_IFDIR ? 0o777 : 0o666)
+            }
+            chmod(node, 0o666)
+            defer { chmod(node, 0o620) }
+            let child = try RunningMotionctl(
+                ["stream", "--device", "auto", "--rate", "100"],
+                launcher: ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            #expect(try await child.wait { $0.lines.filter { $0.first?.isNumber == true }.count >= 3 }, "\(child.stderr)")
+            #expect(try await child.stop() == 0)
+            #expect(child.stderr.contains(
+                "motionctl: warning: iio:device0: reading in_*_raw attributes instead of the buffer: "
+                    + "iio:device0 is busy: another program (such as iio-sensor-proxy or iio_readdev) is capturing"),
+                "\(child.stderr)")
+            #expect(child.stdout.contains("# capture_iio_device0: iio:device0 polled (instead of buffered: iio:device0 is busy"))
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+        }
+    }
+
     /// --mount-matrix replaces the discovered matrix (metadata says "override"); --mode polled reads *_raw.
     @Test func mountMatrixOverrideAndPolledMode() async throws {
         try await Testbed.run { testbed in
