@@ -448,16 +448,16 @@ public final class TraceWriter {
         var text: [UInt8] = []
         if format == .csv { text += "# event: ".utf8 }
         text += "{\"type\":".utf8
-        appendJSONString(type, to: &text)
+        JSONString.append(type, to: &text)
         text += ",\"t\":".utf8
         appendJSONNumber(timestamp, to: &text)
         for (key, value) in fields {
             text.append(UInt8(ascii: ","))
-            appendJSONString(key, to: &text)
+            JSONString.append(key, to: &text)
             text.append(UInt8(ascii: ":"))
             switch value {
             case .number(let number): appendJSONNumber(number, to: &text)
-            case .string(let string): appendJSONString(string, to: &text)
+            case .string(let string): JSONString.append(string, to: &text)
             case .bool(let bool): text += (bool ? "true" : "false").utf8
             }
         }
@@ -475,30 +475,6 @@ public final class TraceWriter {
             let length = DecimalFormatter.write(value, to: scratch.baseAddress!)
             text += UnsafeBufferPointer(start: scratch.baseAddress!, count: length)
         }
-    }
-
-    /// Appends `string` as a JSON string: `"` and `\` escaped, control characters as `\n`, `\t`, `\r`, `\b`,
-    /// `\f` or `\u00XX`; other characters as UTF-8.
-    private func appendJSONString(_ string: String, to text: inout [UInt8]) {
-        text.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): text += "\\\"".utf8
-            case UInt8(ascii: "\\"): text += "\\\\".utf8
-            case UInt8(ascii: "\n"): text += "\\n".utf8
-            case UInt8(ascii: "\r"): text += "\\r".utf8
-            case UInt8(ascii: "\t"): text += "\\t".utf8
-            case 0x08: text += "\\b".utf8
-            case 0x0C: text += "\\f".utf8
-            case 0..<0x20:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                text += "\\u00".utf8
-                text.append(hex[Int(byte >> 4)])
-                text.append(hex[Int(byte & 15)])
-            default: text.append(byte)
-            }
-        }
-        text.append(UInt8(ascii: "\""))
     }
 
     /// Writes the metadata (CSV comment lines, or a JSON object when not empty) and the CSV header.
@@ -529,13 +505,13 @@ public final class TraceWriter {
                 switch line {
                 case .entry(let key, let value):
                     text += "{\"key\":".utf8
-                    appendJSONString(key, to: &text)
+                    JSONString.append(key, to: &text)
                     text += ",\"value\":".utf8
-                    appendJSONString(value, to: &text)
+                    JSONString.append(value, to: &text)
                     text.append(UInt8(ascii: "}"))
                 case .comment(let comment):
                     text += "{\"comment\":".utf8
-                    appendJSONString(comment, to: &text)
+                    JSONString.append(comment, to: &text)
                     text.append(UInt8(ascii: "}"))
                 }
             }

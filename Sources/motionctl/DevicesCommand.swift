@@ -1,6 +1,7 @@
 import ArgumentParser
 import MotionCore
 import MotionIIO
+import MotionTrace
 
 #if canImport(Glibc)
 import Glibc
@@ -215,40 +216,12 @@ indirect enum JSON {
         }
     }
 
-    static func quote(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
-    }
+    static func quote(_ text: String) -> String { JSONString.quoted(text) }
 }
 
-/// Writes text to stdout in full (retrying `EINTR` and partial writes).
+/// Writes text to stdout in full.
 enum StandardOutput {
     static func write(_ text: String) throws(MotionError) {
-        var bytes = Array(text.utf8)
-        var done = 0
-        while done < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { Glibc.write(1, $0.baseAddress! + done, $0.count - done) }
-            if written < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw MotionError(
-                    .ioFailure, "cannot write to stdout", at: .init(file: "<stdout>"),
-                    underlying: SystemErrno(rawValue: code, text: String(cString: strerror(code))))
-            }
-            done += written
-        }
+        try TextOutput.write(text, to: 1, name: "<stdout>")
     }
 }

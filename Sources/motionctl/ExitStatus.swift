@@ -50,21 +50,7 @@ func report(_ error: MotionError) -> ExitCode {
 
 /// Writes one line to stderr, unbuffered.
 func printToStandardError(_ line: String) {
-    var text = line
-    if !text.hasSuffix("\n") { text += "\n" }
-    text.withCString { pointer in
-        var remaining = strlen(pointer)
-        var cursor = pointer
-        while remaining > 0 {
-            let written = write(2, cursor, remaining)
-            if written < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            remaining -= written
-            cursor += written
-        }
-    }
+    try? TextOutput.write(line.hasSuffix("\n") ? line : line + "\n", to: 2, name: "<stderr>")
 }
 
 /// Prints a reader's skip report (lenient mode) to stderr as one warning, when it skipped any rows.

@@ -378,12 +378,10 @@ private final class SignalWatcher: Sendable {
             { context in
                 let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
                 var byte: UInt8 = 0
-                while true {
-                    let count = read(box.fd, &byte, 1)
-                    if count < 0 && errno == EINTR { continue }
-                    if count <= 0 { return nil }
+                while case .success(let count) = SystemErrno.retryingInterrupts({ read(box.fd, &byte, 1) }), count > 0 {
                     box.watcher.fire()
                 }
+                return nil
             }, context)
         pthread_detach(thread)
     }

@@ -252,21 +252,7 @@ final class EventOutput {
 
     /// Writes one line of text (a newline is added).
     func writeLine(_ line: String) throws(MotionError) {
-        var bytes = Array(line.utf8)
-        bytes.append(UInt8(ascii: "\n"))
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-            if written < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw MotionError(
-                    code == EACCES ? .permissionDenied : .ioFailure, "cannot write to standard output",
-                    at: .init(file: "<stdout>"),
-                    underlying: SystemErrno(rawValue: code, text: String(cString: strerror(code))))
-            }
-            offset += written
-        }
+        try TextOutput.write(line + "\n", to: 1, name: "<stdout>")
     }
 
     /// Writes a JSON Lines event.
