@@ -234,17 +234,32 @@ final class MotionEngine: Sendable {
         let waiter = source.pacing.speedFactor.flatMap { source.isLive ? nil : makeWaiter($0) }
         let lossless = isLossless
         defer { feed.pause() }
+        /// Routes `outputs` and sends what is due (waiting for room when lossless); unsubscribes closed ones.
+        func deliver(_ outputs: Outputs) async {
+            needs = route(outputs, into: &deliveries)
+            for delivery in deliveries {
+                if lossless { await delivery.waitForRoom() }
+                if !delivery.send() { closed.append(delivery.id) }
+            }
+            deliveries.removeAll(keepingCapacity: true)
+            if !closed.isEmpty {
+                closed.forEach(unsubscribe)
+                closed.removeAll(keepingCapacity: true)
+            }
+        }
         while !Task.isCancelled {
             let sample: MotionSample
             do {
                 guard let next = try await feed.next(fastestInterval: needs.fastestInterval, sensors: needs.sensors)
                 else {
+                    await deliver(processor.finish())
                     finishAll(.success(()))
                     return
                 }
                 sample = next
             } catch {
                 if Task.isCancelled && error.code == .cancelled { return }
+                await deliver(processor.finish())
                 finishAll(.failure(error))
                 return
             }
@@ -257,17 +272,7 @@ final class MotionEngine: Sendable {
                 }
             }
             processor.adopt(needs)
-            let outputs = processor.process(sample)
-            needs = route(outputs, into: &deliveries)
-            for delivery in deliveries {
-                if lossless { await delivery.waitForRoom() }
-                if !delivery.send() { closed.append(delivery.id) }
-            }
-            deliveries.removeAll(keepingCapacity: true)
-            if !closed.isEmpty {
-                closed.forEach(unsubscribe)
-                closed.removeAll(keepingCapacity: true)
-            }
+            await deliver(processor.process(sample))
         }
     }
 
@@ -426,6 +431,8 @@ struct Processor {
     private var orientation: OrientationClassifier<Double>?
     private var adopted: MotionEngine.Needs?
     private var outputs = Outputs(deviceMotion: [nil, nil, nil, nil])
+    /// The time of the last accelerometer reading, when a shake in progress is cancelled at the source's end.
+    private var lastAccelerationTime: Double?
 
     init(configuration: MotionConfiguration) {
         self.configuration = configuration
@@ -467,9 +474,18 @@ struct Processor {
         outputs.shake = nil
         outputs.orientation = nil
         if let acceleration = sample.acceleration?.vector {
+            lastAccelerationTime = t
             if shake != nil { outputs.shake = shake!.update(acceleration, at: t) }
             if orientation != nil { outputs.orientation = orientation!.update(acceleration, at: t) }
         }
+        return outputs
+    }
+
+    /// What the end of the source gives (it ended, or failed): a shake in progress is cancelled as
+    /// `interrupted` at the last reading, as `motionctl shake` does at the end of a trace; nothing else.
+    mutating func finish() -> Outputs {
+        outputs = Outputs(deviceMotion: [nil, nil, nil, nil])
+        if shake != nil, let t = lastAccelerationTime { outputs.shake = shake!.cancel(at: t) }
         return outputs
     }
 }

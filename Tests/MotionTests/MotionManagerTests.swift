@@ -153,6 +153,23 @@ struct MotionManagerTests {
         #expect(changesA == directChanges)
     }
 
+    @Test("A source that ends during a shake cancels it (interrupted, at the last reading), as motionctl shake does")
+    func endOfSourceCancelsAShake() async throws {
+        var scenario = Scenario(name: "cut", start: .portrait)
+        scenario.append(.hold(1))
+        scenario.append(.shake(axis: .y, frequency: 4, amplitude: 1.5, duration: 0.75))  // the recording ends here
+        let samples = Array(try Simulation(scenario: scenario, options: SimulationOptions(rate: 100, seed: 1)))
+        let manager = try MotionManager(source: .samples(samples, pacing: .asFastAsConsumed))
+        let events = try await collect(manager.shakeEvents())
+        #expect(events.map(\.phase) == [.began, .cancelled(.interrupted)])
+        #expect(events.last?.timestamp == samples.last?.timestamp)
+        // The same as the detector run directly, then cancelled at the last reading.
+        var detector = ShakeDetector<Double>()
+        var direct = samples.compactMap { sample in sample.acceleration.flatMap { detector.update($0.vector, at: sample.timestamp) } }
+        if let cancel = detector.cancel(at: samples.last!.timestamp) { direct.append(cancel) }
+        #expect(events == direct)
+    }
+
     private func collect<Element>(_ updates: MotionUpdates<Element>) async throws -> [Element] {
         var all: [Element] = []
         for try await element in updates { all.append(element) }
