@@ -187,6 +187,16 @@ extension EmulatedDevice {
         return device
     }
 
+    /// This device without its `in_*_raw` attributes, so that its buffer is the only way to read it: a capture in
+    /// automatic mode then waits for the buffer instead of falling back to polling after the buffer start timeout
+    /// (0.5 s), as it would on a real device that produces data once enabled. For tests that feed a pty or a FIFO
+    /// at their own pace.
+    public var bufferOnly: EmulatedDevice {
+        var copy = self
+        copy.attributes.removeAll { $0.0.hasPrefix("in_") && $0.0.hasSuffix("_raw") }
+        return copy
+    }
+
     /// The trigger of ``lis3dh(number:node:)``: `trigger0` named `lis3dh-trigger` in the same parent folder.
     public static var lis3dhTrigger: EmulatedDevice {
         .trigger(name: "lis3dh-trigger", number: 0, parent: "/devices/platform/lis3dh-accel")

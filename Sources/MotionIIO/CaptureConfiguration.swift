@@ -42,8 +42,8 @@ public struct CaptureConfiguration: Hashable, Sendable {
     /// a buffer's first batch at 1 Hz and the fallback to polling.
     public var startTimeout: Double?
 
-    /// The default ``startTimeout``: 3 s.
-    public static let defaultStartTimeout = 3.0
+    /// The default ``startTimeout``: 5 s.
+    public static let defaultStartTimeout = 5.0
     /// Mount matrices to use instead of the discovered ones, by sensor kind.
     public var mountMatrixOverrides: [IIOSensorKind: MountMatrix]
     /// Whether a udev `remove` event for a device in use ends the capture with

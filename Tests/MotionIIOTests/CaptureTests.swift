@@ -109,7 +109,7 @@ struct CaptureTests {
     /// reads, arrive complete and in order; close() disables the buffer.
     @Test func streamsFromAPtyIncludingSplitScans() async throws {
         try await Testbed.run { testbed in
-            let path = try testbed.add(.lis3dh())
+            let path = try testbed.add(.lis3dh().bufferOnly)
             try testbed.add(.lis3dhTrigger)
             let capture = try IIOCapture(sources: try sources(), configuration: .init(rate: 100))
             let bytes = lis3dhEncoder.encode(rows: fixtureRows(10))
@@ -134,7 +134,7 @@ struct CaptureTests {
     /// (a FIFO's reader sees no end of file).
     @Test(.timeLimit(.minutes(1))) func streamsFromAFifoLikeAKernelBuffer() async throws {
         try await Testbed.run { testbed in
-            let path = try testbed.add(.lis3dh(node: .fifo))
+            let path = try testbed.add(.lis3dh(node: .fifo).bufferOnly)
             try testbed.add(.lis3dhTrigger)
 
             // As libiio opens it: read-write, non-blocking; empty means EAGAIN, without waiting.
@@ -178,7 +178,7 @@ struct CaptureTests {
     /// nobody waits is not missed, and a new capture whose node reuses the closed one's descriptor number works.
     @Test(.timeLimit(.minutes(1))) func readsBacklogsAndDataThatCameWhileNotWaiting() async throws {
         try await Testbed.run { testbed in
-            try testbed.add(.lis3dh())
+            try testbed.add(.lis3dh().bufferOnly)
             let bytes = lis3dhEncoder.encode(rows: fixtureRows(40))
             var capture = try IIOCapture(sources: try sources(), configuration: .init(rate: 100))
             #expect(capture.details.first?.batchSize == 5)
@@ -204,7 +204,7 @@ struct CaptureTests {
     /// which closes the pty as unbinding a driver would.)
     @Test func reportsATruncatedScan() async throws {
         try await Testbed.run { testbed in
-            let path = try testbed.add(.lis3dh())
+            let path = try testbed.add(.lis3dh().bufferOnly)
             let capture = try IIOCapture(sources: try sources())
             let bytes = lis3dhEncoder.encode(rows: fixtureRows(3))
             try testbed.feed("/dev/iio:device0", Array(bytes.dropLast(5)))
@@ -223,7 +223,7 @@ struct CaptureTests {
     /// Cancelling the task that waits for data ends the wait at once and disables the buffer.
     @Test func cancellationStopsTheWaitAndTheBuffer() async throws {
         try await Testbed.run { testbed in
-            let path = try testbed.add(.lis3dh())
+            let path = try testbed.add(.lis3dh().bufferOnly)
             let started = monotonicSeconds()
             let task = Task {
                 try await IIOCapture.withCapture(from: try sources()) { capture in
@@ -242,7 +242,7 @@ struct CaptureTests {
 
     @Test func reportsATimeout() async throws {
         try await Testbed.run { testbed in
-            try testbed.add(.lis3dh())
+            try testbed.add(.lis3dh().bufferOnly)
             let capture = try IIOCapture(sources: try sources(), configuration: .init(timeout: 0.3))
             let started = monotonicSeconds()
             let (_, error) = await drain(capture)
@@ -255,7 +255,7 @@ struct CaptureTests {
     /// A udev `remove` of the device in use ends the capture with a typed disconnection.
     @Test func reportsRemoval() async throws {
         try await Testbed.run { testbed in
-            let path = try testbed.add(.lis3dh())
+            let path = try testbed.add(.lis3dh().bufferOnly)
             let capture = try IIOCapture(sources: try sources())
             try testbed.feed("/dev/iio:device0", lis3dhEncoder.encode(rows: fixtureRows(2)))
             #expect(try await capture.next().count == 2)
@@ -298,7 +298,7 @@ struct CaptureTests {
     @Test(arguments: ["realtime", "monotonic"])
     func convertsTimestampsOfAClockThatCannotBeSet(clock: String) async throws {
         try await Testbed.run { testbed in
-            var device = EmulatedDevice.lis3dh()
+            var device = EmulatedDevice.lis3dh().bufferOnly
             device.set("current_timestamp_clock", clock)
             let path = try testbed.add(device)
             try testbed.makeReadOnly(path, "current_timestamp_clock")
@@ -424,8 +424,8 @@ struct CaptureTests {
     /// disconnection error.
     @Test func deliversHeldSamplesBeforeAnError() async throws {
         try await Testbed.run { testbed in
-            try testbed.add(.lis3dh())
-            let gyroPath = try testbed.add(Self.bufferedGyroscope)
+            try testbed.add(.lis3dh().bufferOnly)
+            let gyroPath = try testbed.add(Self.bufferedGyroscope.bufferOnly)
             let capture = try IIOCapture(sources: try sources(), configuration: .init(mergeTolerance: 0.001))
             #expect(capture.details.count == 2)
 
@@ -457,8 +457,8 @@ struct CaptureTests {
     /// Cancelling the task while the merger holds samples delivers them first; the next call ends the stream.
     @Test func deliversHeldSamplesOnCancellation() async throws {
         try await Testbed.run { testbed in
-            try testbed.add(.lis3dh())
-            try testbed.add(Self.bufferedGyroscope)
+            try testbed.add(.lis3dh().bufferOnly)
+            try testbed.add(Self.bufferedGyroscope.bufferOnly)
             // Accelerometer at 1.00, 1.01, 1.02 s; gyroscope at 1.00, 1.01 s.
             try testbed.feed("/dev/iio:device0", lis3dhEncoder.encode(rows: fixtureRows(3)))
             try testbed.feed("/dev/iio:device1", lis3dhEncoder.encode(rows: fixtureRows(2)))
@@ -509,7 +509,7 @@ struct CaptureTests {
     /// Buffered mode, as asked, never falls back: the silent buffer ends in the read timeout.
     @Test func bufferedModeNeverFallsBack() async throws {
         try await Testbed.run { testbed in
-            try testbed.add(.lis3dh())
+            try testbed.add(.lis3dh().bufferOnly)
             let capture = try IIOCapture(
                 sources: try sources(),
                 configuration: .init(rate: 100, mode: .buffered, timeout: 0.4, bufferStartTimeout: 0.1))

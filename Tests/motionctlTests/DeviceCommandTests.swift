@@ -155,7 +155,7 @@ struct DeviceCommandTests {
     /// Live JSON Lines from a pty-fed device; SIGTERM ends it cleanly and the buffer is disabled again.
     @Test func streamsLiveSamplesAndStopsCleanlyOnSIGTERM() async throws {
         try await Testbed.run { testbed in
-            var device = EmulatedDevice.lis3dh()
+            var device = EmulatedDevice.lis3dh().bufferOnly
             device.setProperty("ACCEL_MOUNT_MATRIX", "0, -1, 0; 1, 0, 0; 0, 0, 1")
             let path = try testbed.add(device)
             try testbed.add(.lis3dhTrigger)
@@ -177,7 +177,7 @@ struct DeviceCommandTests {
     /// `connected` event when the device is back. SIGINT then ends it with status 0.
     @Test func streamReportsRemovalAndResumes() async throws {
         try await Testbed.run { testbed in
-            let path = try testbed.add(.lis3dh())
+            let path = try testbed.add(.lis3dh().bufferOnly)
             let child = try RunningMotionctl(["stream", "--device", "auto", "--format", "jsonl"])
             #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
             try testbed.feed("/dev/iio:device0", scans(0..<5))
@@ -187,7 +187,7 @@ struct DeviceCommandTests {
             #expect(child.stderr.contains("motionctl: iio:device0 (lis3dh)"))
             #expect(child.stderr.contains("waiting for a matching device"))
 
-            try testbed.add(.lis3dh())
+            try testbed.add(.lis3dh().bufferOnly)
             #expect(try await child.wait { $0.stdout.contains("{\"type\":\"connected\"") })
             #expect(child.stderr.contains("connected; resuming"))
             try testbed.feed("/dev/iio:device0", scans(5..<10))
@@ -201,7 +201,7 @@ struct DeviceCommandTests {
 
     @Test func exitOnDisconnectEndsWithStatus69() async throws {
         try await Testbed.run { testbed in
-            let path = try testbed.add(.lis3dh())
+            let path = try testbed.add(.lis3dh().bufferOnly)
             let child = try RunningMotionctl(["stream", "--device", "lis3dh", "--exit-on-disconnect"])
             #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
             try testbed.feed("/dev/iio:device0", scans(0..<3))
@@ -400,7 +400,7 @@ struct DeviceCommandTests {
 
     @Test func streamExplainsAMissingDevice() async throws {
         try await Testbed.run { testbed in
-            try testbed.add(.lis3dh())
+            try testbed.add(.lis3dh().bufferOnly)
             let result = try Motionctl.run(["stream", "--device", "bmi160"])
             #expect(result.status == 69)
             #expect(result.stderr.contains("no device matches \"bmi160\" for accel,gyro,mag"))
@@ -443,7 +443,7 @@ struct DeviceCommandTests {
     /// ends it with status 0 and the buffer disabled.
     @Test func orientationFromALiveDevice() async throws {
         try await Testbed.run { testbed in
-            let path = try testbed.add(.lis3dh())
+            let path = try testbed.add(.lis3dh().bufferOnly)
             try testbed.add(.lis3dhTrigger)
             let child = try RunningMotionctl(["orientation", "--device", "auto", "--format", "jsonl"])
             #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
@@ -468,7 +468,7 @@ struct DeviceCommandTests {
     /// `shake --device` prints began and ended for a 4 Hz, 1.5 g back-and-forth along x on a live device.
     @Test func shakeFromALiveDevice() async throws {
         try await Testbed.run { testbed in
-            let path = try testbed.add(.lis3dh())
+            let path = try testbed.add(.lis3dh().bufferOnly)
             try testbed.add(.lis3dhTrigger)
             let child = try RunningMotionctl(["shake", "--device", "auto"])
             #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
@@ -493,7 +493,7 @@ struct DeviceCommandTests {
     /// The file is flushed every batch: after `kill -9` it holds whole lines, which read back.
     @Test func recordSurvivesKill9() async throws {
         try await Testbed.run { testbed in
-            let path = try testbed.add(.lis3dh())
+            let path = try testbed.add(.lis3dh().bufferOnly)
             let file = try Motionctl.temporaryPath(name: "killed.csv")
             let child = try RunningMotionctl(["record", "--output", file])
             #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
