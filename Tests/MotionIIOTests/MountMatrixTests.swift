@@ -34,6 +34,13 @@ import Testing
         #expect(MountMatrix.identity.apply(to: raw) == raw)
     }
 
+    /// Empty means identity, as iio-sensor-proxy's `parse_mount_matrix` (ported case: IioSensorProxyUpstreamTests);
+    /// an empty sysfs attribute reads as a lone newline.
+    @Test func emptyTextIsTheIdentity() throws {
+        #expect(try MountMatrix.parse("").get() == .identity)
+        #expect(try MountMatrix.parse("\n").get() == .identity)
+    }
+
     struct RejectCase: CustomTestStringConvertible, Sendable {
         let text: String
         let reason: String
@@ -54,7 +61,7 @@ import Testing
         .init(text: "nan, 0, 0; 0, 1, 0; 0, 0, 1", reason: "has \"nan\", which is not a number"),
         .init(text: "inf, 0, 0; 0, 1, 0; 0, 0, 1", reason: "has \"inf\", which is not a number"),
         .init(text: "0x1, 0, 0; 0, 1, 0; 0, 0, 1", reason: "has \"0x1\", which is not a number"),
-        .init(text: "", reason: "does not have 3 rows separated by ';'"),
+        .init(text: " ", reason: "does not have 3 rows separated by ';'"),
     ]
 
     @Test(arguments: rejected)
