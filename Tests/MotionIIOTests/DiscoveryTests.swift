@@ -4,7 +4,7 @@ import MotionIIO
 import Testing
 
 /// Discovery through libudev against emulated devices (umockdev testbeds; serialized, one testbed at a time).
-@Suite(.serialized, .enabled(if: Testbed.isEnabled))
+@Suite(.serialized, .requires(.umockdevPreload))
 struct DiscoveryTests {
     @Test func describesTheEmulatedAccelerometer() async throws {
         try await Testbed.run { testbed in

@@ -10,7 +10,7 @@ import Testing
 /// settled readings (Docs/MotionEvents.md lists where we deliberately differ: none of these poses).
 @Suite(
     "Orientation agrees with a running iio-sensor-proxy", .serialized,
-    .enabled(if: Testbed.isEnabled && IioSensorProxySession.isAvailable))
+    .requires(.umockdevPreload, .iioSensorProxy))
 struct IioSensorProxyAgreementTests {
     @Test("Upright poses, straight and tilted by 30°: the same iio-sensor-proxy orientation, in the same order")
     func uprightPoses() async throws {
