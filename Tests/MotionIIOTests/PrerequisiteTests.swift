@@ -12,13 +12,15 @@ import Testing
     }
 
     @Test func skipsOutsideCINamingWhatIsMissing() {
-        #expect(Prerequisite.outcome(missing: [Self.missing], underCI: false) == .skip("missing: a unicorn (install unicorn)"))
+        #expect(
+            Prerequisite.outcome(missing: [Self.missing], underCI: false) == .skip("missing: a unicorn (install unicorn)"))
     }
 
     @Test func failsUnderCINamingWhatIsMissing() {
+        let both = "a unicorn (install unicorn); a unicorn (install unicorn)"
         #expect(
             Prerequisite.outcome(missing: [Self.missing, Self.missing], underCI: true)
-                == .fail("CI requires this test to run, but it is missing: a unicorn (install unicorn); a unicorn (install unicorn)"))
+                == .fail("CI requires this test to run, but it is missing: \(both)"))
     }
 
     /// The trait itself, in whichever mode this process runs (`CI` is read from the environment).

@@ -2,6 +2,7 @@ import Foundation
 import IIOTestbed
 import MotionAlgorithms
 import MotionCore
+import MotionIIO
 import Testing
 
 @testable import Motion
@@ -59,6 +60,88 @@ struct IioSensorProxyAgreementTests {
             // monitor-sensor may print iio-sensor-proxy's initial "undefined" (before its first reading) first.
             #expect(Array(session.reportedOrientations.drop { $0 == "undefined" }) == expected)
             #expect(ours.all.map(\.iioSensorProxyOrientation.rawValue) == expected)
+        }
+    }
+
+    /// An emulated polled accelerometer from iio-sensor-proxy 3.9's own tests (commit 0085ddf8ecb1), with the
+    /// readings it sets in turn and the orientation upstream asserts after each.
+    struct UpstreamDevice: Sendable, CustomTestStringConvertible {
+        let name: String
+        let scale: String
+        let matrix: String?
+        let steps: [(raw: (String, String, String), expected: IIOSensorProxyOrientation)]
+        var testDescription: String { name }
+    }
+
+    static let upstreamDevices: [UpstreamDevice] = [
+        // src/test-orientation.c, /iio-sensor-proxy/quirking: hwdb matrix and scale of two tablets.
+        .init(
+            name: "Onda v975", scale: "0.019163", matrix: "0, -1, 0; -1, 0, 0; 0, 0, 1",
+            steps: [(("523", "13", "5"), .normal), (("8", "521", "-67"), .rightUp)]),
+        .init(
+            name: "Winbook TW100", scale: "0.306457", matrix: "0, -1, 0; -1, 0, 0; 0, 0, 1",
+            steps: [(("24", "0", "-21"), .normal), (("15", "-25", "-14"), .leftUp)]),
+        // tests/integration-test.py, test_iio_poll_accel (its raw values are not integers: the daemon reads
+        // −25, we read −25.6; the orientation is the same).
+        .init(
+            name: "test_iio_poll_accel", scale: "10", matrix: nil,
+            steps: [(("0", "-25.6", "0"), .normal), (("-25.6", "0", "0"), .rightUp)]),
+        // tests/integration-test.py, test_iio_scale_decimal_separator2.
+        .init(
+            name: "test_iio_scale_decimal_separator2", scale: "0.000001", matrix: nil,
+            steps: [(("0", "-256000000", "0"), .normal), (("-256000000", "0", "0"), .rightUp)]),
+    ]
+
+    /// Each step: the running iio-sensor-proxy reports upstream's expected orientation, and so does
+    /// `IIOSensorProxyReference` on our capture's reading; with a matrix, the daemon's corrected values are ours.
+    @Test(arguments: upstreamDevices)
+    func upstreamDevice(_ device: UpstreamDevice) async throws {
+        try await Testbed.run { testbed in
+            var emulated = EmulatedDevice.iio(
+                name: "iio-test-accel", number: 0, parent: "/devices/platform/accel", node: nil)
+            let first = device.steps[0].raw
+            emulated.set("in_accel_x_raw", first.0)
+            emulated.set("in_accel_y_raw", first.1)
+            emulated.set("in_accel_z_raw", first.2)
+            emulated.set("in_accel_scale", device.scale)
+            emulated.set("sampling_frequency", "10")
+            if let matrix = device.matrix { emulated.setProperty("ACCEL_MOUNT_MATRIX", matrix) }
+            emulated.setProperty("IIO_SENSOR_PROXY_TYPE", "iio-poll-accel")
+            let path = try testbed.add(emulated)
+
+            let session = try await IioSensorProxySession()
+            defer { session.stop() }
+            let matrix = try MountMatrix.parse(device.matrix ?? "").get()
+            var previous = IIOSensorProxyOrientation.undefined
+            for (raw, expected) in device.steps {
+                testbed.setAttribute(path, "in_accel_x_raw", raw.0)
+                testbed.setAttribute(path, "in_accel_y_raw", raw.1)
+                testbed.setAttribute(path, "in_accel_z_raw", raw.2)
+
+                let theirs = try await session.monitor.wait(timeout: 10) { _ in
+                    session.reportedOrientations.last == expected.rawValue
+                }
+                #expect(theirs, "iio-sensor-proxy for \(raw): \(session.reportedOrientations)")
+
+                let sources = DeviceSelector.automatic.sources(from: try IIODeviceDiscovery.devices())
+                let capture = try IIOCapture(sources: sources, configuration: .init(rate: 10))
+                let acceleration = try #require(try await capture.next().first?.acceleration)
+                capture.close()
+                let reading = acceleration.vector * Acceleration.standardGravity  // M · raw × scale, m/s²
+                let ours = IIOSensorProxyReference.orientation(reading: reading, previous: previous)
+                #expect(ours == expected, "ours for \(raw): \(reading)")
+                previous = ours
+
+                if device.matrix != nil {
+                    // "Accel sent by driver (quirk applied): a, b, c (scale: …)": M · raw, as integers.
+                    let rawVector = SIMD3([raw.0, raw.1, raw.2].map { Double($0)! })
+                    let corrected = matrix.apply(to: rawVector)
+                    let values = [corrected.x, corrected.y, corrected.z].map { String(Int($0)) }
+                    let line = "Accel sent by driver (quirk applied): " + values.joined(separator: ", ")
+                    let logged = try await session.proxy.wait(timeout: 5) { $0.contains(line) }
+                    #expect(logged, "\(line) not in the daemon's log")
+                }
+            }
         }
     }
 }

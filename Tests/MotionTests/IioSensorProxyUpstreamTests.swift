@@ -53,11 +53,12 @@ struct IioSensorProxyUpstreamTests {
     }
 
     /// `/iio-sensor-proxy/quirking`: two quirked tablets' readings, their scales and hwdb matrix.
+    static let quirkMatrix = "0, -1, 0; -1, 0, 0; 0, 0, 1"
     static let quirks: [QuirkCase] = [
-        .init(device: "Onda v975", raw: [523, 13, 5], scale: 0.019163, matrix: "0, -1, 0; -1, 0, 0; 0, 0, 1", expected: .normal),
-        .init(device: "Onda v975", raw: [8, 521, -67], scale: 0.019163, matrix: "0, -1, 0; -1, 0, 0; 0, 0, 1", expected: .rightUp),
-        .init(device: "Winbook TW100", raw: [24, 0, -21], scale: 0.306457, matrix: "0, -1, 0; -1, 0, 0; 0, 0, 1", expected: .normal),
-        .init(device: "Winbook TW100", raw: [15, -25, -14], scale: 0.306457, matrix: "0, -1, 0; -1, 0, 0; 0, 0, 1", expected: .leftUp),
+        .init(device: "Onda v975", raw: [523, 13, 5], scale: 0.019163, matrix: quirkMatrix, expected: .normal),
+        .init(device: "Onda v975", raw: [8, 521, -67], scale: 0.019163, matrix: quirkMatrix, expected: .rightUp),
+        .init(device: "Winbook TW100", raw: [24, 0, -21], scale: 0.306457, matrix: quirkMatrix, expected: .normal),
+        .init(device: "Winbook TW100", raw: [15, -25, -14], scale: 0.306457, matrix: quirkMatrix, expected: .leftUp),
     ]
 
     /// Parse, apply (`M · raw`), truncate to integers (upstream passes the float result to `int` parameters),
@@ -66,7 +67,8 @@ struct IioSensorProxyUpstreamTests {
     func quirking(_ quirk: QuirkCase) throws {
         let matrix = try MountMatrix.parse(quirk.matrix).get()
         let corrected = matrix.apply(to: quirk.raw).rounded(.towardZero)
-        #expect(IIOSensorProxyReference.orientation(reading: corrected * quirk.scale, previous: .undefined) == quirk.expected)
+        let result = IIOSensorProxyReference.orientation(reading: corrected * quirk.scale, previous: .undefined)
+        #expect(result == quirk.expected)
     }
 
     // MARK: - src/test-mount-matrix.c
@@ -79,7 +81,6 @@ struct IioSensorProxyUpstreamTests {
         #expect(empty == .identity)
         #expect(empty.apply(to: [0, -256, 0]) == [0, -256, 0])
         // Upstream warns "In mount matrix '0, 1, 0; 1, 0, 0; 0, 0, 0', axis z is all zeroes, which is invalid".
-        #expect(throws: MountMatrix.ParseError.self) { try MountMatrix.parse("0, 1, 0; 1, 0, 0; 0, 0, 0").get() }
         #expect(MountMatrix.parse("0, 1, 0; 1, 0, 0; 0, 0, 0").failureReason == "has an all-zero row for axis z")
     }
 
