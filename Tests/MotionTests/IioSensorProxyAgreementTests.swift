@@ -144,4 +144,67 @@ struct IioSensorProxyAgreementTests {
             }
         }
     }
+
+    /// tests/integration-test.py, test_iio_buffer_accel (iio-sensor-proxy 3.9, commit 0085ddf8ecb1): its device
+    /// (x, y, z `le:s16/32>>0` at indices 0–2, timestamp at 3, no scale, trigger `accel_3d-dev0`) and data files,
+    /// the node holding orientation-normal.bin, then orientation-left-up.bin, then orientation-normal.bin again.
+    /// Upstream asserts normal, left-up, normal. Ours: the last scan our buffered capture reads from each file
+    /// (before the daemon starts, which then owns the buffer), through `IIOSensorProxyReference`.
+    @Test func upstreamBufferedDevice() async throws {
+        let files = [
+            (IioSensorProxyUpstreamTests.orientationNormal, IIOSensorProxyOrientation.normal),
+            (IioSensorProxyUpstreamTests.orientationLeftUp, .leftUp),
+            (IioSensorProxyUpstreamTests.orientationNormal, .normal),
+        ]
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.iio(
+                name: "IIO Test Accelerometer", number: 0, parent: "/devices/platform/accel", node: .file([]))
+            device.addBuffer()
+            for (index, axis) in ["x", "y", "z"].enumerated() {
+                device.addChannel("accel_\(axis)", scan: (index, "le:s16/32>>0"))
+            }
+            device.addChannel("timestamp", scan: (3, "le:s64/64>>0"))
+            device.set("scan_elements/in_timestamp_en", "1")
+            // Not in upstream's device: without it we leave the timestamp disabled, and a kernel would then send
+            // 12-byte scans, not the files' 24-byte ones. The daemon ignores it.
+            device.set("current_timestamp_clock", "boottime")
+            device.setProperty("IIO_SENSOR_PROXY_TYPE", "iio-buffer-accel")
+            let path = try testbed.add(device)
+            try testbed.add(.trigger(name: "accel_3d-dev0", number: 0, parent: "/devices/platform/accel"))
+            let node = testbed.rootDirectory + "/dev/iio:device0"
+            func fill(_ hex: String) throws {
+                let bytes = try #require(IioSensorProxyUpstreamTests.bytes(hex))
+                #expect(FileManager.default.createFile(atPath: node, contents: Data(bytes)))
+            }
+
+            var previous = IIOSensorProxyOrientation.undefined
+            for (hex, expected) in files {
+                try fill(hex)
+                let sources = DeviceSelector.automatic.sources(from: try IIODeviceDiscovery.devices())
+                let capture = try IIOCapture(sources: sources, configuration: .init(rate: 10, batchDuration: 0.1))
+                var last: Acceleration?
+                while let samples = try? await capture.next(), !samples.isEmpty {
+                    last = samples.last?.acceleration ?? last
+                }
+                capture.close()
+                let reading = try #require(last).vector * Acceleration.standardGravity
+                let ours = IIOSensorProxyReference.orientation(reading: reading, previous: previous)
+                #expect(ours == expected, "ours: \(reading)")
+                previous = ours
+            }
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+
+            let session = try await IioSensorProxySession()
+            defer { session.stop() }
+            for (hex, expected) in files {
+                try fill(hex)
+                let theirs = try await session.monitor.wait(timeout: 10) { _ in
+                    session.reportedOrientations.last == expected.rawValue
+                }
+                #expect(theirs, "iio-sensor-proxy: \(session.reportedOrientations)")
+            }
+            #expect(Array(session.reportedOrientations.drop { $0 == "undefined" }) == ["normal", "left-up", "normal"])
+            #expect(session.proxy.text.contains("Found IIO buffer accelerometer"), "\(session.proxy.text)")
+        }
+    }
 }
