@@ -54,7 +54,8 @@ public final class Testbed: @unchecked Sendable {
     }
 
     /// Whether emulated-device tests should run: the preload is active, or CI requires them (they then fail
-    /// with an explanation). Use as `.enabled(if: Testbed.isEnabled)`.
+    /// with an explanation). Tests use `.requires(.umockdevPreload)` (``Prerequisite``), which also says what
+    /// is missing; this remains for opt-in suites that add their own condition.
     public static var isEnabled: Bool { preloadActive || isRequired }
 
     /// Why the preload is not active, with the fixes.

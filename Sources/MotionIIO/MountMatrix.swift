@@ -44,10 +44,13 @@ public struct MountMatrix: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses `x1, y1, z1; x2, y2, z2; x3, y3, z3`, independently of the C locale (a decimal point is always `.`).
     ///
-    /// White space around numbers and a trailing newline are allowed. The text is rejected when it does not
-    /// have exactly three `;`-separated rows of three `,`-separated numbers, when a number is not a finite
-    /// decimal, or when a row is all zeros (that axis would read 0 forever, as iio-sensor-proxy also rejects).
+    /// White space around numbers and a trailing newline are allowed. An empty text (or a lone newline, as an
+    /// empty sysfs attribute reads) is the identity, as in iio-sensor-proxy's `parse_mount_matrix`. Otherwise
+    /// the text is rejected when it does not have exactly three `;`-separated rows of three `,`-separated
+    /// numbers, when a number is not a finite decimal, or when a row is all zeros (that axis would read 0
+    /// forever, as iio-sensor-proxy also rejects).
     public static func parse(_ text: String) -> Result<MountMatrix, ParseError> {
+        if text.isEmpty || text == "\n" { return .success(.identity) }
         let rows = text.split(separator: ";", omittingEmptySubsequences: false)
         guard rows.count == 3 else {
             return .failure(ParseError(reason: "does not have 3 rows separated by ';'", text: text))

@@ -47,7 +47,7 @@ func drain(_ capture: IIOCapture, limit: Int = .max) async -> ([MotionSample], M
 }
 
 /// Buffered and polled capture against emulated devices (umockdev; serialized).
-@Suite(.serialized, .enabled(if: Testbed.isEnabled))
+@Suite(.serialized, .requires(.umockdevPreload))
 struct CaptureTests {
     /// A gyroscope (iio:device1) with a buffer and boottime timestamps: x, y, z as le:s16, a le:s64 timestamp at
     /// index 3, 0.000153 rad/s per count; fed with the lis3dh encoder's rows.

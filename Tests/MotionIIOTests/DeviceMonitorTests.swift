@@ -4,7 +4,7 @@ import MotionIIO
 import Testing
 
 /// Hot-plug through libudev's monitor: umockdev delivers add/change/remove uevents in-process.
-@Suite(.serialized, .enabled(if: Testbed.isEnabled))
+@Suite(.serialized, .requires(.umockdevPreload))
 struct DeviceMonitorTests {
     @Test func reportsAddedChangedAndRemovedDevices() async throws {
         try await Testbed.run { testbed in

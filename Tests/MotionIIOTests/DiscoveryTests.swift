@@ -4,7 +4,7 @@ import MotionIIO
 import Testing
 
 /// Discovery through libudev against emulated devices (umockdev testbeds; serialized, one testbed at a time).
-@Suite(.serialized, .enabled(if: Testbed.isEnabled))
+@Suite(.serialized, .requires(.umockdevPreload))
 struct DiscoveryTests {
     /// A bad attribute the three axes share is one warning, not one per axis.
     @Test func aSharedBadAttributeIsWarnedAboutOnce() async throws {

@@ -8,7 +8,7 @@ import Testing
 /// The matrix is NOT symmetric, so `M · raw` and `raw · M` (the transpose) give different orientations.
 @Suite(
     .serialized,
-    .enabled(if: Testbed.isEnabled && IioSensorProxySession.isAvailable))
+    .requires(.umockdevPreload, .iioSensorProxy))
 struct IioSensorProxyComparisonTests {
     @Test func sameMountMatrixCorrectedValuesAsIioSensorProxy() async throws {
         try await Testbed.run { testbed in

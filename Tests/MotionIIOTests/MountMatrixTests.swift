@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import IIOTestbed
 import MotionIIO
 import Testing
 
@@ -34,6 +35,13 @@ import Testing
         #expect(MountMatrix.identity.apply(to: raw) == raw)
     }
 
+    /// Empty means identity, as iio-sensor-proxy's `parse_mount_matrix` (ported case: IioSensorProxyUpstreamTests);
+    /// an empty sysfs attribute reads as a lone newline.
+    @Test func emptyTextIsTheIdentity() throws {
+        #expect(try MountMatrix.parse("").get() == .identity)
+        #expect(try MountMatrix.parse("\n").get() == .identity)
+    }
+
     struct RejectCase: CustomTestStringConvertible, Sendable {
         let text: String
         let reason: String
@@ -54,7 +62,7 @@ import Testing
         .init(text: "nan, 0, 0; 0, 1, 0; 0, 0, 1", reason: "has \"nan\", which is not a number"),
         .init(text: "inf, 0, 0; 0, 1, 0; 0, 0, 1", reason: "has \"inf\", which is not a number"),
         .init(text: "0x1, 0, 0; 0, 1, 0; 0, 0, 1", reason: "has \"0x1\", which is not a number"),
-        .init(text: "", reason: "does not have 3 rows separated by ';'"),
+        .init(text: " ", reason: "does not have 3 rows separated by ';'"),
     ]
 
     @Test(arguments: rejected)
@@ -68,49 +76,43 @@ import Testing
         }
     }
 
-    /// The decimal point is `.` whatever the C locale says (iio-sensor-proxy once broke under fr_FR).
-    @Test func parsesTheSameUnderACommaDecimalLocale() throws {
-        guard let locale = CommaLocale.make() else { return }  // no fr_FR locale on this machine
-        let previous = uselocale(locale)
-        defer {
-            uselocale(previous)
-            freelocale(locale)
-        }
-        // The C library now reads "0.5" as 0 (it stops at the '.'): the locale is really in effect.
-        #expect(strtod("0.5", nil) == 0)
-        let matrix = try MountMatrix.parse("0.5, 0, 0; 0, 1, 0; 0, 0, 1").get()
-        #expect(matrix.xRow == [0.5, 0, 0])
-        #expect(SamplingFrequencies(parsing: "12.5 25") == .list([12.5, 25]))
-    }
-
-    /// The same under a `fr_FR.UTF-8` locale built with `localedef` when the system has none. Loading it needs
-    /// `LOCPATH` in the environment, which is not safe to change while other threads run, so the check runs in
-    /// a child process (an exit test).
-    @Test(.enabled(if: CommaLocale.make() == nil && FileManager.default.isExecutableFile(atPath: "/usr/bin/localedef")))
-    func parsesTheSameUnderABuiltCommaDecimalLocale() async throws {
-        let directory = CommaLocale.builtDirectory
-        if !FileManager.default.fileExists(atPath: directory + "/fr_FR.UTF-8") {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/localedef")
-            process.arguments = ["-i", "fr_FR", "-f", "UTF-8", directory + "/fr_FR.UTF-8"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { return }  // no fr_FR sources to build from
-        }
-        #expect(FileManager.default.fileExists(atPath: directory + "/fr_FR.UTF-8/LC_NUMERIC"))
+    /// The decimal point is `.` whatever the C locale says (iio-sensor-proxy once broke under fr_FR), with the
+    /// system's `fr_FR.UTF-8` or one built with `localedef`. Loading a built one needs `LOCPATH` in the
+    /// environment, which is not safe to change while other threads run, so the check runs in a child process
+    /// (an exit test).
+    @Test(.requires(.commaDecimalLocale))
+    func parsesTheSameUnderACommaDecimalLocale() async throws {
+        if CommaLocale.make() == nil { try CommaLocale.build() }
         await #expect(processExitsWith: .success) {
-            setenv("LOCPATH", CommaLocale.builtDirectory, 1)
-            guard let locale = newlocale(LC_NUMERIC_MASK, "fr_FR.UTF-8", nil) else { exit(2) }
+            var locale = CommaLocale.make()
+            if locale == nil {
+                setenv("LOCPATH", CommaLocale.builtDirectory, 1)
+                locale = CommaLocale.make()
+            }
+            guard let locale else { exit(2) }
             uselocale(locale)
             guard strtod("0.5", nil) == 0 else { exit(3) }  // the comma locale is in effect
             guard case .success(let matrix) = MountMatrix.parse("0.5, 0, 0; 0, 1, 0; 0, 0, 1"), matrix.xRow == [0.5, 0, 0]
             else { exit(4) }
             guard SamplingFrequencies(parsing: "12.5 25") == .list([12.5, 25]) else { exit(5) }
+            // iio-sensor-proxy 3.9 (0085ddf8ecb1) src/test-mount-matrix.c, /iio-sensor-proxy/comma-decimal-separator:
+            // DEFAULT_MATRIX parses under fr_FR.UTF-8.
+            guard case .success(.identity) = MountMatrix.parse("1, 0, 0; 0, 1, 0; 0, 0, 1") else { exit(6) }
             exit(0)
         }
+    }
+}
+
+extension Prerequisite {
+    /// A `fr_FR.UTF-8` locale: the system's, or one `localedef` can build from the fr_FR sources.
+    static let commaDecimalLocale = Prerequisite(
+        "a fr_FR.UTF-8 locale (decimal comma)",
+        help: "install the locales package (localedef and /usr/share/i18n/locales/fr_FR) or generate fr_FR.UTF-8"
+    ) {
+        CommaLocale.make() != nil
+            || FileManager.default.fileExists(atPath: CommaLocale.builtDirectory + "/fr_FR.UTF-8/LC_NUMERIC")
+            || (FileManager.default.isExecutableFile(atPath: "/usr/bin/localedef")
+                && FileManager.default.fileExists(atPath: "/usr/share/i18n/locales/fr_FR"))
     }
 }
 
@@ -122,6 +124,22 @@ enum CommaLocale {
 
     /// Where `localedef` builds one when the system has none.
     static let builtDirectory = "/tmp/swift-motion-locales"
+
+    /// Builds `fr_FR.UTF-8` into ``builtDirectory`` unless it is there.
+    static func build() throws {
+        guard !FileManager.default.fileExists(atPath: builtDirectory + "/fr_FR.UTF-8/LC_NUMERIC") else { return }
+        try FileManager.default.createDirectory(atPath: builtDirectory, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/localedef")
+        process.arguments = ["-i", "fr_FR", "-f", "UTF-8", builtDirectory + "/fr_FR.UTF-8"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        // localedef exits 1 for warnings while still writing the locale; the file is what counts.
+        #expect(FileManager.default.fileExists(atPath: builtDirectory + "/fr_FR.UTF-8/LC_NUMERIC"),
+                "localedef -i fr_FR -f UTF-8 exited \(process.terminationStatus) without building the locale")
+    }
 }
 
 @Suite struct SamplingFrequenciesTests {

@@ -1,4 +1,5 @@
 import Foundation
+import IIOTestbed
 import Testing
 
 /// The shipped udev rule (Support/udev/70-swift-motion.rules): its RUN command, run on a copy of a device's
@@ -16,7 +17,7 @@ import Testing
         #expect(rules.last == "LABEL=\"swift_motion_end\"")
     }
 
-    @Test(.enabled(if: getuid() == 0)) func runCommandOpensTheCaptureAttributesToTheGroup() throws {
+    @Test(.requires(.root)) func runCommandOpensTheCaptureAttributesToTheGroup() throws {
         let text = try String(contentsOfFile: Self.rulePath, encoding: .utf8)
         let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("RUN+=") })
         // RUN+="/bin/sh -c '…'" with \" inside: take the value and undo udev's escaping.

@@ -16,7 +16,7 @@ private func scans(_ range: Range<Int>) -> [UInt8] {
 }
 
 /// MotionManager on emulated IIO devices (umockdev; serialized with every other testbed user).
-@Suite("MotionManager on a live device", .serialized, .enabled(if: Testbed.isEnabled))
+@Suite("MotionManager on a live device", .serialized, .requires(.umockdevPreload))
 struct DeviceSourceTests {
     @Test("Subscriptions share one device at the fastest rate asked for, each on its own interval; the buffer runs only while someone listens")
     func sharedDevice() async throws {

@@ -414,17 +414,26 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: getuid() != 0, "root reads any file"))
-    func reportsPermissionDenied() throws {
+    /// Opens a mode-0 file in a child process, which drops to `nobody` when the tests run as root (root reads
+    /// any file), so the test runs as root (CI) and as anyone else.
+    @Test func reportsPermissionDenied() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("locked-\(UUID().uuidString)").path
         #expect(
             FileManager.default.createFile(atPath: path, contents: Data("t\n".utf8), attributes: [.posixPermissions: 0])
         )
         defer { try? FileManager.default.removeItem(atPath: path) }
-        #expect {
-            try TraceReader(path: path)
-        } throws: { error in
-            (error as! MotionError).code == .permissionDenied
+        await #expect(processExitsWith: .success) { [path = path as String] in
+            if getuid() == 0 {
+                guard setgroups(0, nil) == 0, setgid(65534) == 0, setuid(65534) == 0 else { exit(2) }
+            }
+            do {
+                _ = try TraceReader(path: path)
+                exit(3)
+            } catch let error as MotionError {
+                exit(error.code == .permissionDenied ? 0 : 4)
+            } catch {
+                exit(5)
+            }
         }
     }
 

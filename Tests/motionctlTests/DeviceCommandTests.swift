@@ -91,7 +91,7 @@ func sampleLines(_ lines: [String]) -> [String] { lines.filter { $0.hasPrefix("{
 
 /// `motionctl devices`, `stream --device` and `record` against emulated devices (umockdev testbed in this
 /// process; the child inherits the preload and the testbed).
-@Suite(.serialized, .enabled(if: Testbed.isEnabled))
+@Suite(.serialized, .requires(.umockdevPreload))
 struct DeviceCommandTests {
     @Test func devicesListsPropertiesWithTheirSources() async throws {
         try await Testbed.run { testbed in
@@ -511,8 +511,8 @@ struct DeviceCommandTests {
     }
 
     /// EACCES on the device node: the error names the file and the fix, status 77. Runs the child as
-    /// `nobody` (needs root and setpriv; skipped otherwise, since root can open anything).
-    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    /// `nobody`, so it needs root and setpriv (root itself can open anything).
+    @Test(.requires(.root, .setpriv))
     func permissionErrorsNameTheFileAndTheFix() async throws {
         try await Testbed.run { testbed in
             let path = try testbed.add(.lis3dh())

@@ -57,7 +57,9 @@ public enum IIOSensorProxyReference {
     /// The reading in iio-sensor-proxy's integer units (256 per 9.81 m/s², truncated), as `Double`s, or `nil`
     /// when a component is not finite or out of range.
     static func integerReading(_ reading: SIMD3<Double>) -> (Double, Double, Double)? {
-        let scaled = reading * (256.0 / 9.81)
+        // `in × scale × 256.0 / 9.81` left to right, as C evaluates SCALE(): `× (256 / 9.81)` rounds
+        // differently (raw −250 at 9.81/256 m/s² per unit would become −249).
+        let scaled = reading * 256.0 / 9.81
         guard scaled.x.isFinite, scaled.y.isFinite, scaled.z.isFinite,
             abs(scaled.x) < 1e9, abs(scaled.y) < 1e9, abs(scaled.z) < 1e9
         else { return nil }

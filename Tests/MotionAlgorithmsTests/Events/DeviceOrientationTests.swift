@@ -115,6 +115,16 @@ import Testing
         #expect(IIOSensorProxyReference.orientation(reading: SIMD3(.nan, 0, 0), previous: .bottomUp) == .bottomUp)
     }
 
+    /// SCALE() in orientation.c is `(int)(in × scale × 256.0 / 9.81)`, evaluated left to right: raw
+    /// (−350, −250, 0) at upstream's test scale 9.81/256 stays (−350, −250), so portrait rounds to −54° and
+    /// landscape to −36°, both beyond 35°: the previous value is kept. (`× (256 / 9.81)` instead truncates −250
+    /// to −249, landscape rounds to −35, and the result would be right-up.)
+    @Test func referenceScalesInOrientationCsOrder() {
+        let reading = SIMD3<Double>(-350, -250, 0) * (9.81 / 256)
+        #expect(IIOSensorProxyReference.orientation(reading: reading, previous: .undefined) == .undefined)
+        #expect(IIOSensorProxyReference.orientation(reading: reading, previous: .normal) == .normal)
+    }
+
     @Test func referenceTiltUsesTheOppositeSignOfZ() {
         // iio-sensor-proxy: tilted-up and face-up for z > 0.
         func pitched(_ phi: Double, z sign: Double) -> SIMD3<Double> {
