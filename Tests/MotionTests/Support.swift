@@ -32,12 +32,16 @@ final class Recorder<Element: Sendable>: Sendable {
     var count: Int { items.withLock { $0.count } }
 }
 
-/// Suspends until `condition` holds, checking after each yield of the task (no clock involved); gives up after
-/// `attempts` checks so a broken test fails instead of hanging.
-func eventually(attempts: Int = 2_000_000, _ condition: () -> Bool) async -> Bool {
-    for _ in 0..<attempts {
+/// Suspends until `condition` holds: checked after each of the task's first 1000 yields, then every millisecond
+/// (sleeping frees the thread for the work awaited, however busy the test process is). Gives up after `limit`
+/// seconds, a hang guard rather than a speed check, so a broken test fails instead of hanging.
+func eventually(limit: Double = 30, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(limit)
+    var checks = 0
+    while ContinuousClock.now < deadline {
         if condition() { return true }
-        await Task.yield()
+        checks += 1
+        if checks < 1000 { await Task.yield() } else { try? await Task.sleep(for: .milliseconds(1)) }
     }
     return condition()
 }

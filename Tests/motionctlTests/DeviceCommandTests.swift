@@ -280,7 +280,7 @@ struct DeviceCommandTests {
     /// A busy node (EBUSY on open, as while iio-sensor-proxy holds the buffer; here a pty in exclusive mode,
     /// which refuses a process without CAP_SYS_ADMIN): the device is polled instead, and the output says why.
     /// Runs the child as `nobody` (needs root and setpriv, as CI has).
-    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    @Test(.requires(.root, .setpriv))
     func aBusyBufferFallsBackToPolling() async throws {
         try await Testbed.run { testbed in
             let path = try testbed.add(.lis3dh())
