@@ -188,7 +188,10 @@ public enum IIODeviceDiscovery {
             .sysfsAttribute("in_mount_matrix"),
         ]
         for source in sources {
-            guard let text = value(device, source), !text.isEmpty else { continue }
+            // An empty udev property is the identity, as iio-sensor-proxy reads it (a hwdb entry that clears a
+            // matrix); an empty sysfs attribute says nothing.
+            guard let text = value(device, source), !text.isEmpty || source == .udevProperty("ACCEL_MOUNT_MATRIX")
+            else { continue }
             switch MountMatrix.parse(text) {
             case .success(let matrix): return Sourced(matrix, from: source)
             case .failure(let error): warnings.append("ignored \(source): \(error); trying the next source")

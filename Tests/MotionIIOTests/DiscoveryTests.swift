@@ -6,6 +6,19 @@ import Testing
 /// Discovery through libudev against emulated devices (umockdev testbeds; serialized, one testbed at a time).
 @Suite(.serialized, .requires(.umockdevPreload))
 struct DiscoveryTests {
+    /// An empty ACCEL_MOUNT_MATRIX is the identity and ends the search, as in iio-sensor-proxy
+    /// (setup_mount_matrix parses it; parse_mount_matrix("") is the identity, test-mount-matrix.c).
+    @Test func anEmptyUdevMatrixIsTheIdentity() async throws {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.lis3dh()
+            device.setProperty("ACCEL_MOUNT_MATRIX", "")
+            device.set("in_accel_mount_matrix", "0, 1, 0; 1, 0, 0; 0, 0, 1")
+            try testbed.add(device)
+            let accel = try #require(try IIODeviceDiscovery.devices().first?.sensor(.accelerometer))
+            #expect(accel.mountMatrix == Sourced(.identity, from: .udevProperty("ACCEL_MOUNT_MATRIX")))
+        }
+    }
+
     /// A bad attribute the three axes share is one warning, not one per axis.
     @Test func aSharedBadAttributeIsWarnedAboutOnce() async throws {
         try await Testbed.run { testbed in
