@@ -17,8 +17,8 @@ import RealModule
 ///
 /// In the frames that use the magnetometer, each reading first goes through a ``MagnetometerCalibrator``:
 /// `DeviceMotion.magneticField` is the reading with the estimated hard-iron offset removed, with its accuracy, and
-/// the attitude is fused from that calibrated reading (the raw one until the accuracy first reaches `low`, when
-/// the offset is still zero). A change of calibration changes the field the estimator sees; its disturbance
+/// the attitude is fused from that calibrated reading (the raw one while no fit has earned the calibrator's trust:
+/// accuracy `uncalibrated`, offset zero). A change of calibration changes the field the estimator sees; its disturbance
 /// rejection treats a large change as a disturbance and takes the changed field as its reference once it has
 /// stayed steady while the device moved (``AttitudeEstimatorConfiguration/magneticNewFieldTime``).
 public struct DeviceMotionFilter: Sendable {

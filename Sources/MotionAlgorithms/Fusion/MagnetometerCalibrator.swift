@@ -32,6 +32,21 @@ public struct MagnetometerCalibratorConfiguration: Hashable, Sendable {
     public var minimumSpread: SIMD3<Double> = SIMD3(0.05, 0.15, 0.35)
     /// Largest RMS distance of the points from the fitted sphere, in µT, from `low` to `high`.
     public var maximumResidual: SIMD3<Double> = SIMD3(6, 3, 1.5)
+    /// Trust window: a reading joins the window of recent readings (the last 32 kept) when it is at least this far
+    /// from the last reading kept, in µT, so that a device held still does not fill the window with one direction.
+    public var trustSpacing: Double = 2
+    /// Trust window: the fewest readings it must hold before a fit is applied or dropped.
+    public var minimumTrustReadings: Int = 16
+    /// A fit is applied only when the spread of the calibrated field's strength over the window is at most this
+    /// fraction of the raw readings' spread (0.5: half as spread out), and at most the spread of the fit in use.
+    /// Spread: the median absolute deviation of the strength from its median, over the median.
+    public var trustRatio: Double = 0.5
+    /// Relative spread of the field strength that counts as consistent (sensor noise, scale errors of a few per cent
+    /// are below it), 0.01 = 1 %: a fit is applied only when the raw readings are more spread out than this, and the
+    /// fit in use is dropped only when its own spread exceeds it and the raw readings' spread.
+    public var consistentSpread: Double = 0.01
+    /// Shortest interval between two trust checks, in s.
+    public var trustInterval: Double = 0.5
 
     /// The defaults, documented with each property.
     public init() {}
@@ -51,6 +66,13 @@ public struct MagnetometerCalibratorConfiguration: Hashable, Sendable {
 /// nearby) and does not enter the fit, nor do the readings of the first 1 s after it. Disturbed readings for 30 s
 /// (with no undisturbed second) start the calibration again.
 ///
+/// Trust: that fit (the candidate) is applied only when the data show it helps. Over a window of the last 32
+/// readings (kept at least 2 µT apart), the spread of the field strength (median absolute deviation over median) is
+/// compared for the raw readings, the candidate and the fit in use: the candidate is applied when the raw spread is
+/// above 1 % and the candidate's is at most half of it and no more than the fit in use's; the fit in use is dropped
+/// (back to the one it replaced if that still qualifies, else to the raw readings, `uncalibrated`) when its spread
+/// is above 1 % and above the raw spread. So a clean raw field is left as it is.
+///
 /// A pure value type: time comes from the caller, it reads no clock, does no I/O, takes no lock and allocates
 /// nothing. Units: µT (any unit works, the residual thresholds are in it), s.
 public struct MagnetometerCalibrator: Sendable {
@@ -68,6 +90,7 @@ public struct MagnetometerCalibrator: Sendable {
     var binningCentre: SIMD3<Double> = .zero
     var isBinned = false
 
+    // The latest fit (the candidate): its centre, µT, and level.
     var offset: SIMD3<Double> = .zero
     var fittedRadius: Double = 0
     var fittedResidual: Double = .infinity
@@ -81,32 +104,64 @@ public struct MagnetometerCalibrator: Sendable {
     var lastFitTimestamp: Double = -.infinity
     let averagingCosine: Double
 
+    // The trust window: the last 32 readings kept at least `trustSpacing` apart (raw, µT), a ring.
+    var windowX = SIMD32<Double>.zero
+    var windowY = SIMD32<Double>.zero
+    var windowZ = SIMD32<Double>.zero
+    var windowCount = 0
+    var windowNext = 0
+    var windowKeptSinceCheck = 0
+    var lastKept = SIMD3<Double>(repeating: .infinity)
+    var lastCheckTimestamp: Double = -.infinity
+    var fitSinceCheck = false
+    // The fit in use (zero and `uncalibrated`: the raw readings) and the one it replaced.
+    var applied: SIMD3<Double> = .zero
+    var appliedLevel = MagneticFieldCalibrationAccuracy.uncalibrated
+    var previous: SIMD3<Double>?
+    var previousLevel = MagneticFieldCalibrationAccuracy.uncalibrated
+    // Spreads at the last check: raw readings, the fit in use.
+    var lastRawSpread: Double = .nan
+    var lastAppliedSpread: Double = .nan
+
     /// Creates a calibrator with no estimate (offset zero, `uncalibrated`).
     public init(configuration: MagnetometerCalibratorConfiguration = .init()) {
         self.configuration = configuration
         averagingCosine = Double.cos(configuration.averagingAngle)
     }
 
-    /// The estimated hard-iron offset, in µT (device frame); zero until the accuracy first reaches `low`.
-    public var bias: SIMD3<Double> { offset }
-    /// The strength of the external field fitted, in µT (0 before the first fit).
+    /// The hard-iron offset in use, in µT (device frame): the latest fit that has earned trust (see
+    /// ``isFitApplied``), or zero while the raw readings are used.
+    public var bias: SIMD3<Double> { applied }
+    /// The accuracy of the fit in use (`uncalibrated` while the raw readings are used).
+    public var accuracy: MagneticFieldCalibrationAccuracy { appliedLevel }
+    /// `true` while a fit is applied; `false` while the reported field is the raw reading.
+    public var isFitApplied: Bool { appliedLevel >= .low }
+    /// The latest fit's centre, in µT, whether or not it is applied (zero before the first fit that reaches `low`).
+    public var candidateBias: SIMD3<Double> { offset }
+    /// The latest fit's accuracy from coverage, spread and residual alone, whether or not it is applied.
+    public var candidateAccuracy: MagneticFieldCalibrationAccuracy { level }
+    /// The spread of the raw readings' strength over the trust window at the last check (median absolute deviation
+    /// over the median; NaN before the first check).
+    public var rawSpread: Double { lastRawSpread }
+    /// The spread of the calibrated strength over the trust window at the last check, for the fit in use (equal to
+    /// ``rawSpread`` while none is).
+    public var calibratedSpread: Double { lastAppliedSpread }
+    /// The strength of the external field in the latest fit, in µT (0 before the first fit).
     public var radius: Double { fittedRadius }
-    /// The RMS distance of the bins' points from the fitted sphere, in µT (infinity before the first fit).
+    /// The RMS distance of the bins' points from the latest fit's sphere, in µT (infinity before the first fit).
     public var residual: Double { fittedResidual }
     /// The smallest eigenvalue of the points' covariance over r²/3: about 1 when the readings cover the sphere
     /// evenly, 0 when they lie on one plane (a turn about one axis only).
     public var spread: Double { fittedSpread }
     /// The number of occupied direction bins, of 26.
     public var coverage: Int { occupiedBins }
-    /// How well ``bias`` is known.
-    public var accuracy: MagneticFieldCalibrationAccuracy { level }
     /// `true` from a disturbed reading until readings agree with the fit for
     /// ``MagnetometerCalibratorConfiguration/minimumUndisturbedTime``; readings meanwhile stay out of the fit.
     public var isDisturbed: Bool { disturbed }
 
     /// `field` with the estimated offset removed, and the accuracy.
     public func calibrated(_ field: SIMD3<Double>) -> CalibratedMagneticField {
-        CalibratedMagneticField(field: MagneticField(field - offset), accuracy: level)
+        CalibratedMagneticField(field: MagneticField(field - applied), accuracy: appliedLevel)
     }
 
     /// Processes one reading and returns it calibrated.
@@ -141,14 +196,113 @@ public struct MagnetometerCalibrator: Sendable {
         }
         disturbed = false
         disturbedTime = 0
+        keep(field)
         switch insert(field) {
         case .none: break
         case .changed where timestamp - lastFitTimestamp < configuration.fitInterval: break
         case .changed, .added:
             fit()
             lastFitTimestamp = timestamp
+            if level >= .low { fitSinceCheck = true }
+        }
+        if (windowKeptSinceCheck > 0 || fitSinceCheck)
+            && timestamp - lastCheckTimestamp >= configuration.trustInterval
+        {
+            checkTrust()
+            lastCheckTimestamp = timestamp
         }
         return calibrated(field)
+    }
+
+    /// Adds `field` to the trust window when it is at least `trustSpacing` from the last reading kept.
+    @inline(__always)
+    mutating func keep(_ field: SIMD3<Double>) {
+        let d = field - lastKept
+        guard !((d * d).sum() < configuration.trustSpacing * configuration.trustSpacing) else { return }
+        lastKept = field
+        (windowX[windowNext], windowY[windowNext], windowZ[windowNext]) = (field.x, field.y, field.z)
+        windowNext = (windowNext + 1) & 31
+        windowCount = min(windowCount + 1, 32)
+        windowKeptSinceCheck += 1
+    }
+
+    /// Applies the latest fit when the calibrated strength is clearly more consistent over the window than the raw
+    /// readings' and no less than the fit in use's; drops the fit in use (back to the previous one if it still
+    /// qualifies, else to the raw readings) when it is no longer more consistent than the raw readings.
+    mutating func checkTrust() {
+        windowKeptSinceCheck = 0
+        let c = configuration
+        guard windowCount >= c.minimumTrustReadings else { return }
+        let raw = strengthSpread(around: .zero)
+        var inUse = appliedLevel >= .low ? strengthSpread(around: applied) : raw
+        @inline(__always) func qualifies(_ s: Double) -> Bool { raw > c.consistentSpread && s <= c.trustRatio * raw }
+        if fitSinceCheck {
+            fitSinceCheck = false
+            if level >= .low && (offset != applied || level != appliedLevel) {
+                let candidate = offset == applied ? inUse : strengthSpread(around: offset)
+                if qualifies(candidate) && candidate <= inUse {
+                    if appliedLevel >= .low && offset != applied { (previous, previousLevel) = (applied, appliedLevel) }
+                    (applied, appliedLevel, inUse) = (offset, level, candidate)
+                }
+            }
+        }
+        if appliedLevel >= .low && inUse > c.consistentSpread && inUse > raw {
+            if let p = previous, case let s = strengthSpread(around: p), qualifies(s) {
+                (applied, appliedLevel, inUse) = (p, previousLevel, s)
+            } else {
+                (applied, appliedLevel, inUse) = (.zero, .uncalibrated, raw)
+            }
+            previous = nil
+        }
+        lastRawSpread = raw
+        lastAppliedSpread = inUse
+    }
+
+    /// The spread of |m − centre| over the trust window: the median absolute deviation from the median, over the
+    /// median.
+    func strengthSpread(around centre: SIMD3<Double>) -> Double {
+        var scratch = SIMD32<Double>.zero
+        let n = windowCount
+        return withUnsafeBytes(of: windowX) { xs in
+            withUnsafeBytes(of: windowY) { ys in
+                withUnsafeBytes(of: windowZ) { zs in
+                    withUnsafeMutableBytes(of: &scratch) { buffer in
+                        let (x, y, z) = (
+                            xs.assumingMemoryBound(to: Double.self), ys.assumingMemoryBound(to: Double.self),
+                            zs.assumingMemoryBound(to: Double.self))
+                        let m = buffer.baseAddress!.assumingMemoryBound(to: Double.self)
+                        for i in 0..<n {
+                            let (dx, dy, dz) = (x[i] - centre.x, y[i] - centre.y, z[i] - centre.z)
+                            m[i] = (dx * dx + dy * dy + dz * dz).squareRoot()
+                        }
+                        let median = Self.select(n / 2, in: m, count: n)
+                        guard median > 0 else { return .infinity }
+                        for i in 0..<n { m[i] = abs(m[i] - median) }
+                        return Self.select(n / 2, in: m, count: n) / median
+                    }
+                }
+            }
+        }
+    }
+
+    /// The `k`-th smallest of `values[0..<count]` (reorders them; Hoare's selection).
+    static func select(_ k: Int, in values: UnsafeMutablePointer<Double>, count: Int) -> Double {
+        var (low, high) = (0, count - 1)
+        while low < high {
+            let pivot = values[(low + high) / 2]
+            var (i, j) = (low, high)
+            while i <= j {
+                while values[i] < pivot { i += 1 }
+                while values[j] > pivot { j -= 1 }
+                if i <= j {
+                    (values[i], values[j]) = (values[j], values[i])
+                    i += 1
+                    j -= 1
+                }
+            }
+            if k <= j { high = j } else if k >= i { low = i } else { return values[k] }
+        }
+        return values[k]
     }
 
     /// Forgets the points and the accuracy; the offset stays as the starting centre.
@@ -160,6 +314,7 @@ public struct MagnetometerCalibrator: Sendable {
         isBinned = false
         occupiedBins = 0
         lastFitTimestamp = -.infinity
+        fitSinceCheck = false
         level = .uncalibrated
         fittedResidual = .infinity
         fittedSpread = 0
