@@ -104,7 +104,8 @@ import Testing
         #expect(run.filter.calibrator.accuracy >= .medium)
         let error = run.filter.calibrator.bias - SIMD3(35, -22, 48)
         #expect((error * error).sum().squareRoot() < 1)
-        // Seeds 1–3: within 2.2–2.3° from 60 s on (the clean field gives the same); fed the raw readings, 54° off.
+        // Seeds 1–3: within 2.2–2.3° from 60 s on (the clean field gives the same); fed the raw readings, 54°
+        // off.
         #expect(run.worst.calibrated < 4, "\(run.worst.calibrated)°")
         #expect(run.worst.raw > 5 * run.worst.calibrated, "\(run.worst.raw)°")
         #expect(run.spreadViolations == 0)
@@ -148,7 +149,8 @@ import Testing
         // find and apply (rightly: it is an offset then); then it is taken away. The fit is rejecting every reading
         // as disturbed, so the calibration restarts 30 s later, and the next trust check drops the fit. The fit in
         // use never makes the strength less consistent than the raw readings; the heading is right once the
-        // estimator has taken the field back (seed 7: fit dropped at 60 s; from 110 s on the heading is within 2.1°, as with a clean start).
+        // estimator has taken the field back (seed 7: fit dropped at 60 s; from 110 s on the heading is within
+        // 2.1°, as with a clean start).
         var dropped: Double?
         var filter = DeviceMotionFilter(referenceFrame: .xMagneticNorthZVertical)
         var worstLate = 0.0
