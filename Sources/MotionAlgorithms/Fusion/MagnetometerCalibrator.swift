@@ -2,7 +2,7 @@ public import MotionCore
 import RealModule
 
 /// Settings of a ``MagnetometerCalibrator``. Fields in µT, angles in rad, durations in s.
-public struct MagnetometerCalibratorConfiguration: Hashable, Sendable {
+public struct MagnetometerCalibratorConfiguration: Hashable, Sendable, Codable {
     /// Angle (seen from the fitted centre) within which a reading is averaged into its bin's point instead of
     /// replacing it, in rad (5°).
     public var averagingAngle: Double = 5 * .pi / 180
@@ -75,7 +75,7 @@ public struct MagnetometerCalibratorConfiguration: Hashable, Sendable {
 ///
 /// A pure value type: time comes from the caller, it reads no clock, does no I/O, takes no lock and allocates
 /// nothing. Units: µT (any unit works, the residual thresholds are in it), s.
-public struct MagnetometerCalibrator: Sendable {
+public struct MagnetometerCalibrator: Sendable, Codable {
     /// The settings.
     public let configuration: MagnetometerCalibratorConfiguration
 
@@ -303,6 +303,14 @@ public struct MagnetometerCalibrator: Sendable {
             if k <= j { high = j } else if k >= i { low = i } else { return values[k] }
         }
         return values[k]
+    }
+
+    /// Forgets the times seen (for a new session on another clock); the fits, points and trust window stay.
+    mutating func forgetTime() {
+        lastTimestamp = nil
+        lastFitTimestamp = -.infinity
+        lastCheckTimestamp = -.infinity
+        disturbedTime = 0
     }
 
     /// Forgets the points and the accuracy; the offset stays as the starting centre.
