@@ -220,7 +220,10 @@ public struct MagnetometerCalibrator: Sendable, Codable {
         let d = field - lastKept
         guard !((d * d).sum() < configuration.trustSpacing * configuration.trustSpacing) else { return }
         lastKept = field
-        (windowX[windowNext], windowY[windowNext], windowZ[windowNext]) = (field.x, field.y, field.z)
+        let k = windowNext
+        withUnsafeMutableBytes(of: &windowX) { $0.storeBytes(of: field.x, toByteOffset: 8 * k, as: Double.self) }
+        withUnsafeMutableBytes(of: &windowY) { $0.storeBytes(of: field.y, toByteOffset: 8 * k, as: Double.self) }
+        withUnsafeMutableBytes(of: &windowZ) { $0.storeBytes(of: field.z, toByteOffset: 8 * k, as: Double.self) }
         windowNext = (windowNext + 1) & 31
         windowCount = min(windowCount + 1, 32)
         windowKeptSinceCheck += 1
@@ -260,12 +263,13 @@ public struct MagnetometerCalibrator: Sendable, Codable {
 
     /// The spread of |m − centre| over the trust window: the median absolute deviation from the median, over the
     /// median.
-    func strengthSpread(around centre: SIMD3<Double>) -> Double {
+    /// (Mutating only to read the window in place: `withUnsafeBytes(of:)` on a value copies it first.)
+    mutating func strengthSpread(around centre: SIMD3<Double>) -> Double {
         var scratch = SIMD32<Double>.zero
         let n = windowCount
-        return withUnsafeBytes(of: windowX) { xs in
-            withUnsafeBytes(of: windowY) { ys in
-                withUnsafeBytes(of: windowZ) { zs in
+        return withUnsafeBytes(of: &windowX) { xs in
+            withUnsafeBytes(of: &windowY) { ys in
+                withUnsafeBytes(of: &windowZ) { zs in
                     withUnsafeMutableBytes(of: &scratch) { buffer in
                         let (x, y, z) = (
                             xs.assumingMemoryBound(to: Double.self), ys.assumingMemoryBound(to: Double.self),
@@ -344,20 +348,36 @@ public struct MagnetometerCalibrator: Sendable, Codable {
     mutating func insert(_ p: SIMD3<Double>) -> Insertion {
         guard isBinned else { return insertSpaced(p) ? .added : .none }
         let i = Self.bin(of: p, around: binningCentre)
-        let count = pointCount[i]
-        if count > 0 {
-            let old = SIMD3(pointX[i], pointY[i], pointZ[i])
-            let a = old - binningCentre, b = p - binningCentre
-            let cosine = (a * b).sum() / ((a * a).sum() * (b * b).sum()).squareRoot()
-            if cosine >= averagingCosine {
-                let newCount = min(count + 1, configuration.maximumAveragedReadings)
-                let mean = old + (p - old) / newCount
-                (pointX[i], pointY[i], pointZ[i], pointCount[i]) = (mean.x, mean.y, mean.z, newCount)
-                return .changed
+        let centre = binningCentre
+        let (cosineLimit, maximumCount) = (averagingCosine, configuration.maximumAveragedReadings)
+        // Through pointers: SIMD32's per-lane access with a variable index compiles to slow code on Linux.
+        return withUnsafeMutableBytes(of: &pointX) { xs in
+            withUnsafeMutableBytes(of: &pointY) { ys in
+                withUnsafeMutableBytes(of: &pointZ) { zs in
+                    withUnsafeMutableBytes(of: &pointCount) { counts in
+                        let (x, y, z, n) = (
+                            xs.baseAddress!.assumingMemoryBound(to: Double.self),
+                            ys.baseAddress!.assumingMemoryBound(to: Double.self),
+                            zs.baseAddress!.assumingMemoryBound(to: Double.self),
+                            counts.baseAddress!.assumingMemoryBound(to: Double.self))
+                        let count = n[i]
+                        if count > 0 {
+                            let old = SIMD3(x[i], y[i], z[i])
+                            let a = old - centre, b = p - centre
+                            let cosine = (a * b).sum() / ((a * a).sum() * (b * b).sum()).squareRoot()
+                            if cosine >= cosineLimit {
+                                let newCount = min(count + 1, maximumCount)
+                                let mean = old + (p - old) / newCount
+                                (x[i], y[i], z[i], n[i]) = (mean.x, mean.y, mean.z, newCount)
+                                return .changed
+                            }
+                        }
+                        (x[i], y[i], z[i], n[i]) = (p.x, p.y, p.z, 1)
+                        return count > 0 ? .changed : .added
+                    }
+                }
             }
         }
-        (pointX[i], pointY[i], pointZ[i], pointCount[i]) = (p.x, p.y, p.z, 1)
-        return count > 0 ? .changed : .added
     }
 
     /// Before the first fit: keeps `p` when it is at least `initialSpacing` from every kept reading, in a free slot
