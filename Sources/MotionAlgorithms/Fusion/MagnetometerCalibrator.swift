@@ -289,22 +289,26 @@ public struct MagnetometerCalibrator: Sendable, Codable {
         }
     }
 
-    /// The `k`-th smallest of `values[0..<count]` (reorders them; Hoare's selection).
+    /// The `k`-th smallest of `values[0..<count]` (reorders them). Quickselect with a branchless Lomuto partition
+    /// around the middle element: on unordered data a comparison's outcome cannot be predicted, so the partition
+    /// turns it into arithmetic instead of a branch.
     static func select(_ k: Int, in values: UnsafeMutablePointer<Double>, count: Int) -> Double {
         var (low, high) = (0, count - 1)
         while low < high {
-            let pivot = values[(low + high) / 2]
-            var (i, j) = (low, high)
-            while i <= j {
-                while values[i] < pivot { i += 1 }
-                while values[j] > pivot { j -= 1 }
-                if i <= j {
-                    (values[i], values[j]) = (values[j], values[i])
-                    i += 1
-                    j -= 1
-                }
+            // The pivot (middle element) to the end, the rest partitioned into < pivot and ≥ pivot.
+            let middle = (low + high) / 2
+            let pivot = values[middle]
+            (values[middle], values[high]) = (values[high], pivot)
+            var store = low
+            for i in low..<high {
+                let v = values[i]
+                values[i] = values[store]
+                values[store] = v
+                store += v < pivot ? 1 : 0
             }
-            if k <= j { high = j } else if k >= i { low = i } else { return values[k] }
+            (values[high], values[store]) = (values[store], pivot)
+            if k == store { return pivot }
+            if k < store { high = store - 1 } else { low = store + 1 }
         }
         return values[k]
     }

@@ -1,8 +1,9 @@
-import MotionAlgorithms
 import MotionCore
 import MotionTesting
 import RealModule
 import Testing
+
+@testable import MotionAlgorithms
 
 /// A fit is applied only when it makes the field's strength more consistent than the raw readings over the same
 /// recent readings, and dropped when it stops doing so (simulated, 100 Hz, 0.4 µT noise per axis, Earth's field
@@ -171,5 +172,26 @@ import Testing
         #expect((dropped ?? .infinity) < 8 + 30 + 30, "dropped at \(dropped ?? -1) s")
         #expect(!filter.calibrator.isFitApplied)
         #expect(worstLate < 3, "\(worstLate)°")
+    }
+
+    @Test func selectionFindsTheKthSmallest() {
+        // Against sorting: random values, many ties, sorted and reversed input, every k, sizes 1–32.
+        var random = SeededGenerator(seed: 5)
+        for count in 1...32 {
+            for pattern in 0..<4 {
+                var values = (0..<count).map { _ in Double(random.next() % 1000) / 10 }
+                if pattern == 1 { values = values.map { ($0 / 20).rounded() } }
+                if pattern == 2 { values.sort() }
+                if pattern == 3 { values.sort(by: >) }
+                let sorted = values.sorted()
+                for k in 0..<count {
+                    var scratch = values
+                    let found = scratch.withUnsafeMutableBufferPointer {
+                        MagnetometerCalibrator.select(k, in: $0.baseAddress!, count: count)
+                    }
+                    #expect(found == sorted[k], "k \(k) of \(values)")
+                }
+            }
+        }
     }
 }
