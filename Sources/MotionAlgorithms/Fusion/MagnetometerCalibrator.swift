@@ -47,6 +47,10 @@ public struct MagnetometerCalibratorConfiguration: Hashable, Sendable, Codable {
     public var consistentSpread: Double = 0.01
     /// Shortest interval between two trust checks, in s.
     public var trustInterval: Double = 0.5
+    /// Trust window: the RMS distance of its readings from their mean must be at least this fraction of their RMS
+    /// strength before a fit is applied or dropped (0.25: turns of roughly ±20° or more). Readings of a device
+    /// held still differ by noise alone, which says nothing about an offset; the spacing lets some of them in.
+    public var minimumTrustRotation: Double = 0.25
 
     /// The defaults, documented with each property.
     public init() {}
@@ -71,7 +75,8 @@ public struct MagnetometerCalibratorConfiguration: Hashable, Sendable, Codable {
 /// compared for the raw readings, the candidate and the fit in use: the candidate is applied when the raw spread is
 /// above 1 % and the candidate's is at most half of it and no more than the fit in use's; the fit in use is dropped
 /// (back to the one it replaced if that still qualifies, else to the raw readings, `uncalibrated`) when its spread
-/// is above 1 % and above the raw spread. So a clean raw field is left as it is.
+/// is above 1 % and above the raw spread. Nothing is decided while the window's readings span less than a quarter
+/// of their strength (a device held still). So a clean raw field is left as it is.
 ///
 /// A pure value type: time comes from the caller, it reads no clock, does no I/O, takes no lock and allocates
 /// nothing. Units: µT (any unit works, the residual thresholds are in it), s.
@@ -235,7 +240,7 @@ public struct MagnetometerCalibrator: Sendable, Codable {
     mutating func checkTrust() {
         windowKeptSinceCheck = 0
         let c = configuration
-        guard windowCount >= c.minimumTrustReadings else { return }
+        guard windowCount >= c.minimumTrustReadings, windowRotation >= c.minimumTrustRotation else { return }
         let raw = strengthSpread(around: .zero)
         var inUse = appliedLevel >= .low ? strengthSpread(around: applied) : raw
         @inline(__always) func qualifies(_ s: Double) -> Bool { raw > c.consistentSpread && s <= c.trustRatio * raw }
@@ -259,6 +264,16 @@ public struct MagnetometerCalibrator: Sendable, Codable {
         }
         lastRawSpread = raw
         lastAppliedSpread = inUse
+    }
+
+    /// The RMS distance of the window's readings from their mean over their RMS strength.
+    var windowRotation: Double {
+        let n = Double(windowCount)
+        let (mx, my, mz) = (windowX.sum() / n, windowY.sum() / n, windowZ.sum() / n)
+        let squares = ((windowX * windowX).sum() + (windowY * windowY).sum() + (windowZ * windowZ).sum()) / n
+        let mean2 = mx * mx + my * my + mz * mz
+        guard squares > 0 else { return 0 }
+        return (max(squares - mean2, 0) / squares).squareRoot()
     }
 
     /// The spread of |m − centre| over the trust window: the median absolute deviation from the median, over the
