@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Scores `motionctl attitude` on the shared broad-dev trials with ../shared/tools/score_attitude.py and fails when
-# the accuracy is worse than the limits below (mean RMSE over the 9 trials, degrees). Needs python3 with numpy
-# (installed from PyPI when missing). Usage: Scripts/check-attitude-accuracy.sh [path/to/shared]
+# the accuracy is worse than the limits below (mean RMSE over the 9 trials, degrees), then runs the simulated
+# magnetometer-calibration suite (`MagnetometerTrustTests`: heading error bounds with a clean field, hard iron, soft
+# iron and magnets, fast rotation with breaks; a fit in use never less consistent than the raw readings). Needs
+# python3 with numpy (installed from PyPI when missing). Usage: Scripts/check-attitude-accuracy.sh [path/to/shared]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared="${1:-../shared}"
 data="$shared/datasets/broad-dev"
 scorer="$shared/tools/score_attitude.py"
 max_incl_6d=0.59    # VQF 2.1.2: 0.58
-max_total_9d=1.95   # VQF 2.1.2: 2.25
+max_total_9d=1.89   # VQF 2.1.2: 2.25; 1.886 before the calibration had to earn trust, 1.845 since
 
 if [ ! -d "$data" ]; then
     echo "check-attitude-accuracy: no dataset at $data" >&2
@@ -55,3 +57,4 @@ total = mean(f'{out}/9d.json', 'total_deg')
 print(f'attitude accuracy on broad-dev: 6D incl {incl:.3f} deg (limit {max_incl}), 9D total {total:.3f} deg (limit {max_total})')
 sys.exit(0 if incl <= max_incl and total <= max_total else 1)
 PY
+swift test --filter MagnetometerTrustTests

@@ -112,7 +112,7 @@ public struct Attitude: Hashable, Sendable, CustomStringConvertible {
 /// The reference frame an attitude is relative to, as Core Motion's `CMAttitudeReferenceFrame`.
 ///
 /// Every frame is right-handed with z vertical, pointing up; the frames differ in where x points.
-public enum AttitudeReferenceFrame: String, Hashable, Sendable, CaseIterable {
+public enum AttitudeReferenceFrame: String, Hashable, Sendable, CaseIterable, Codable {
     /// x arbitrary in the horizontal plane (set by the device's heading at start), z up; uses the accelerometer
     /// and gyroscope only, so yaw drifts slowly.
     case xArbitraryZVertical

@@ -2,7 +2,7 @@
 /// `CMMagneticFieldCalibrationAccuracy`. Levels are ordered: `uncalibrated < low < medium < high`.
 ///
 /// The thresholds of each level (directions covered, spread, fit residual in µT) are in `Docs/Attitude.md`.
-public enum MagneticFieldCalibrationAccuracy: Int, Hashable, Sendable, Comparable, CaseIterable {
+public enum MagneticFieldCalibrationAccuracy: Int, Hashable, Sendable, Comparable, CaseIterable, Codable {
     /// No usable estimate yet: the field still carries the device's bias.
     case uncalibrated = -1
     /// A rough estimate from few directions.

@@ -6,7 +6,7 @@ public import RealModule
 /// turns a vector by `angle` about `axis` counter-clockwise when the axis points at the viewer (right-hand rule).
 /// The `Attitude` type states which frames its quaternion maps between.
 @frozen
-public struct Quaternion<Scalar: MotionScalar>: Hashable, Sendable {
+public struct Quaternion<Scalar: MotionScalar>: Hashable, Sendable, Codable {
     /// The scalar (real) part.
     public var w: Scalar
     /// The coefficient of `i`.

@@ -15,14 +15,19 @@ public import RealModule
 /// 3. **Line test**: the second moments of `v` over the sequence must put at least
 ///    ``Configuration/minimumLinearity`` (default 0.97) of the energy on one line. A shake is a reciprocation
 ///    along one line; walking and running add sideways and forwards sway to their vertical bounce.
-/// 4. **Phases**: ``ShakeEvent/Phase/began`` once ``Configuration/minimumReversals`` reversals (default 2, so
-///    three strokes: one full back-and-forth) pass the line test; ``ShakeEvent/Phase/ended`` when no stroke
-///    starts for `1.2/(2·fmin)` (0.4 s); ``ShakeEvent/Phase/cancelled(_:)`` when a stroke starts more than
+/// 4. **Stroke balance**: the weakest completed stroke's peak must be at least
+///    ``Configuration/minimumStrokeBalance`` (default 1/3) of the gesture's strongest acceleration (strongest
+///    completed stroke, or the recent peak decaying over the end delay): a tap's impulse and ringing rebound are
+///    not a back-and-forth.
+/// 5. **Phases**: ``ShakeEvent/Phase/began`` once ``Configuration/minimumReversals`` reversals (default 2, so
+///    three strokes: one full back-and-forth) pass the line and balance tests; ``ShakeEvent/Phase/ended`` when
+///    no stroke starts for `1.2/(2·fmin)` (0.4 s); ``ShakeEvent/Phase/cancelled(_:)`` when a stroke starts more than
 ///    ``Configuration/maximumDuration`` (default 1 s) after the first (`tooLong`), when the line test fails
 ///    (`notAShake`), or on ``cancel(at:)``. After a cancel, nothing begins until the motion has stopped.
 ///
-/// Taps and set-down bumps make at most two strokes; tilts and rotations one; a phone's vibration motor stays
-/// below the threshold after smoothing. `Docs/MotionEvents.md` compares this with Square's seismic.
+/// Taps and set-down bumps make at most two strokes, or an unbalanced three when they ring; tilts and rotations
+/// one; a phone's vibration motor stays below the threshold after smoothing. `Docs/MotionEvents.md` compares this
+/// with Square's seismic.
 ///
 /// A pure value-type state machine: it reads no clock (timestamps are input), does no I/O and allocates
 /// nothing. Generic over `Float` and `Double`.
@@ -61,6 +66,13 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
         /// A gap between samples longer than this, in seconds, restarts the detector (cancelling a shake in
         /// progress as `interrupted`). Default 0.5 s.
         public var maximumGap: Double
+        /// The smallest ratio of the weakest completed stroke's peak to the strongest acceleration of the gesture
+        /// (the strongest completed stroke, or any linear acceleration in the last moments: a peak that decays
+        /// linearly to zero over ``endDelay``) before a shake may begin, in [0, 1]. Default 1/3. A shake moves
+        /// the device back and forth, so each stroke undoes the last and their peaks are alike (1 for the
+        /// simulator's sinusoids); a tap is an impulse followed by a decaying rebound (a 5 g spike, then about 1 g
+        /// and 0.5 g on real recordings), far from balanced even when the rebound alone looks like a shake.
+        public var minimumStrokeBalance: Scalar
 
         /// Creates a configuration; every parameter has the documented default.
         ///
@@ -76,7 +88,8 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
             maximumDuration: Double = 1,
             gravityCutoff: Scalar = 0.8,
             smoothingCutoff: Scalar = 15,
-            maximumGap: Double = 0.5
+            maximumGap: Double = 0.5,
+            minimumStrokeBalance: Scalar = 1 / 3
         ) {
             precondition(
                 threshold > 0 && threshold.isFinite, "The threshold must be a positive number of g, got \(threshold).")
@@ -96,6 +109,9 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
                 "The cutoffs must satisfy 0 < gravityCutoff < smoothingCutoff, got \(gravityCutoff) and \(smoothingCutoff)."
             )
             precondition(maximumGap > 0 && maximumGap.isFinite, "The maximum gap must be > 0 s, got \(maximumGap).")
+            precondition(
+                minimumStrokeBalance >= 0 && minimumStrokeBalance <= 1,
+                "The minimum stroke balance must be in [0, 1], got \(minimumStrokeBalance).")
             self.threshold = threshold
             self.frequencyBand = frequencyBand
             self.minimumReversals = minimumReversals
@@ -104,6 +120,7 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
             self.gravityCutoff = gravityCutoff
             self.smoothingCutoff = smoothingCutoff
             self.maximumGap = maximumGap
+            self.minimumStrokeBalance = minimumStrokeBalance
         }
 
         /// The shortest time between the starts of two strokes, in seconds: half a period at the top of the band.
@@ -150,6 +167,12 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
     /// started (so a new rise in the same direction is a new stroke).
     @usableFromInline var armed = false
     @usableFromInline var peak: Scalar = 0
+    /// The current stroke's peak along its direction, and the weakest and strongest completed strokes' peaks.
+    @usableFromInline var strokePeak: Scalar = 0
+    @usableFromInline var weakestStroke: Scalar = .infinity
+    @usableFromInline var strongestStroke: Scalar = 0
+    /// The largest linear acceleration lately, decaying linearly to zero over the end delay, in g.
+    @usableFromInline var recentPeak: Scalar = 0
     /// Time-weighted second moments of the linear acceleration over the sequence: xx, yy, zz and xy, xz, yz.
     @usableFromInline var diagonalMoments: SIMD3<Scalar> = .zero
     @usableFromInline var crossMoments: SIMD3<Scalar> = .zero
@@ -208,6 +231,7 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
 
         // 3. Strokes.
         let magnitude = (v * v).sum().squareRoot()
+        recentPeak = max(magnitude, recentPeak * max(1 - Scalar(dt / configuration.endDelay), 0))
         let threshold = configuration.threshold
         if strokes == 0 {
             if magnitude >= threshold { startSequence(at: timestamp, along: v, magnitude: magnitude) }
@@ -220,6 +244,7 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
             return restart(at: timestamp, along: v, magnitude: magnitude) ?? event
         }
         if projection > peak { peak = projection }
+        if projection > strokePeak { strokePeak = projection }
         guard projection <= -threshold else { return event }
 
         // A reversal. Stroke starts are only known to within a sample interval, so the band's bounds are
@@ -233,6 +258,9 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
         direction = v / magnitude
         armed = false
         if magnitude > peak { peak = magnitude }
+        weakestStroke = min(weakestStroke, strokePeak)
+        strongestStroke = max(strongestStroke, strokePeak)
+        strokePeak = magnitude
         return phaseChange(at: timestamp) ?? event
     }
 
@@ -263,6 +291,7 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
         lastTimestamp = timestamp
         gravityEstimate = acceleration
         smoothed = .zero
+        recentPeak = 0
         phase = .idle
         strokes = 0
     }
@@ -276,6 +305,9 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
         direction = v / magnitude
         armed = false
         peak = magnitude
+        strokePeak = magnitude
+        weakestStroke = .infinity
+        strongestStroke = 0
         diagonalMoments = .zero
         crossMoments = .zero
     }
@@ -309,7 +341,8 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
         case .idle:
             guard strokes > configuration.minimumReversals,
                 timestamp - sequenceStart <= configuration.maximumDuration,
-                linearity >= configuration.minimumLinearity
+                linearity >= configuration.minimumLinearity,
+                weakestStroke >= configuration.minimumStrokeBalance * max(strongestStroke, recentPeak)
             else { return nil }
             phase = .active
             return makeEvent(.began, at: timestamp)

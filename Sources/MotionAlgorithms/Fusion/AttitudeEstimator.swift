@@ -2,7 +2,7 @@ public import MotionCore
 public import RealModule
 
 /// Settings of an ``AttitudeEstimator``. Every duration is in seconds and every rate in rad/s.
-public struct AttitudeEstimatorConfiguration: Hashable, Sendable {
+public struct AttitudeEstimatorConfiguration: Hashable, Sendable, Codable {
     /// Time constant of the low-pass filter applied to the accelerometer in the almost-inertial frame, in s.
     /// Larger values trust the gyroscope longer and reject translational acceleration better.
     public var accelerometerTimeConstant: Double = 3
@@ -108,7 +108,7 @@ public struct AttitudeEstimatorConfiguration: Hashable, Sendable {
 /// its strength or dip angle says it is disturbed.
 /// Gyroscope readings clipped at the sensor's full-scale range are detected (``isGyroscopeSaturated``); after them
 /// the accelerometer and magnetometer are followed faster for a while and the bias is not estimated.
-public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
+public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
     public typealias Vector = SIMD3<Scalar>
 
     /// The settings.
@@ -197,6 +197,13 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable {
             ? Scalar(range * (1 - configuration.saturationRangeTolerance)) : .infinity
         biasCovariance = SymmetricMatrix3(
             diagonal: Scalar(configuration.initialBiasUncertainty * configuration.initialBiasUncertainty))
+    }
+
+    /// Takes `other`'s gyroscope bias and its covariance (what a previous session learned about the device); the
+    /// attitude, rest detection and magnetic reference stay as they are.
+    public mutating func continueCalibration(of other: AttitudeEstimator) {
+        bias = other.bias
+        biasCovariance = other.biasCovariance
     }
 
     // MARK: Outputs

@@ -6,7 +6,7 @@ public import RealModule
 /// The cutoff is set from a time constant τ as `fc = √2 / (2π·τ)`, so that the filter's non-oscillating step
 /// response settles like a first-order filter with time constant τ.
 @usableFromInline
-struct ButterworthCoefficients<Scalar: MotionScalar>: Sendable {
+struct ButterworthCoefficients<Scalar: MotionScalar>: Sendable, Codable {
     @usableFromInline var b0: Scalar = 0
     @usableFromInline var a1: Scalar = 0
     @usableFromInline var a2: Scalar = 0
@@ -52,7 +52,7 @@ struct ButterworthCoefficients<Scalar: MotionScalar>: Sendable {
 /// Until τ seconds of input have been seen, the output is the running mean of the input; then the filter
 /// starts in steady state at that mean. This avoids the start-up transient of a filter started from zero.
 @usableFromInline
-struct ButterworthLowPass<Vector: SIMD & Sendable>: Sendable where Vector.Scalar: MotionScalar {
+struct ButterworthLowPass<Vector: SIMD & Sendable>: Sendable, Codable where Vector.Scalar: MotionScalar {
     @usableFromInline typealias Scalar = Vector.Scalar
     @usableFromInline var state0: Vector = .zero
     @usableFromInline var state1: Vector = .zero

@@ -17,8 +17,8 @@ import RealModule
 ///
 /// In the frames that use the magnetometer, each reading first goes through a ``MagnetometerCalibrator``:
 /// `DeviceMotion.magneticField` is the reading with the estimated hard-iron offset removed, with its accuracy, and
-/// the attitude is fused from that calibrated reading (the raw one until the accuracy first reaches `low`, when
-/// the offset is still zero). A change of calibration changes the field the estimator sees; its disturbance
+/// the attitude is fused from that calibrated reading (the raw one while no fit has earned the calibrator's trust:
+/// accuracy `uncalibrated`, offset zero). A change of calibration changes the field the estimator sees; its disturbance
 /// rejection treats a large change as a disturbance and takes the changed field as its reference once it has
 /// stayed steady while the device moved (``AttitudeEstimatorConfiguration/magneticNewFieldTime``).
 public struct DeviceMotionFilter: Sendable {
@@ -154,5 +154,95 @@ public struct DeviceMotionFilter: Sendable {
         var degrees = PolynomialTrigonometry<Double>.arctangent(y: -axis.y, x: axis.x) * 180 / .pi
         if degrees < 0 { degrees += 360 }
         return degrees >= 360 ? 0 : degrees
+    }
+}
+
+extension DeviceMotionFilter {
+    /// Everything a ``DeviceMotionFilter`` knows, as a `Codable` value: save it (when a service stops, say) and
+    /// restore it with ``init(restoring:)`` to continue exactly where it stopped (the same outputs, bit for bit, as
+    /// an uninterrupted run on the same clock), or start a new session that keeps only what outlives it (the
+    /// gyroscope bias with its uncertainty and the magnetometer calibration) with
+    /// ``init(referenceFrame:magneticDeclination:predictionInterval:calibratedFrom:)``.
+    ///
+    /// It holds infinities and NaNs (times not yet seen, fits not yet made): encode it with a format that keeps
+    /// them, e.g. `JSONEncoder` with `nonConformingFloatEncodingStrategy = .convertToString(…)`.
+    public struct State: Codable, Sendable {
+        /// The frame of the attitudes produced.
+        public var referenceFrame: AttitudeReferenceFrame
+        /// Magnetic declination in radians, east positive.
+        public var magneticDeclination: Double
+        /// How far ahead the attitude is predicted, in seconds.
+        public var predictionInterval: Double
+        /// The estimator: attitude, gyroscope bias and its covariance, rest detection, magnetic reference.
+        public var estimator: AttitudeEstimator<Double>
+        /// The magnetometer calibration: the fit in use, the candidate, its points and the trust window.
+        public var calibrator: MagnetometerCalibrator
+        var correctedFrameOffset: Double?
+        var hasAccelerometer: Bool
+        var hasGyroscope: Bool
+        var lastAcceleration: SIMD3<Double>
+        var lastRotationRate: SIMD3<Double>
+        var lastMagneticField: SIMD3<Double>?
+        var lastMagneticFieldAccuracy: MagneticFieldCalibrationAccuracy
+
+        /// The gyroscope bias, in rad/s (device frame).
+        public var gyroscopeBias: SIMD3<Double> { estimator.gyroscopeBias }
+        /// The standard deviation of the gyroscope bias estimate (largest over the axes), in rad/s.
+        public var gyroscopeBiasUncertainty: Double { estimator.gyroscopeBiasUncertainty }
+        /// `true` when the device was at rest.
+        public var isResting: Bool { estimator.isResting }
+        /// The magnetometer's hard-iron offset in use, in µT (zero while none has earned trust).
+        public var magnetometerBias: SIMD3<Double> { calibrator.bias }
+        /// The accuracy of the magnetometer calibration in use.
+        public var magnetometerAccuracy: MagneticFieldCalibrationAccuracy { calibrator.accuracy }
+    }
+
+    /// The filter's state now, to save.
+    public var state: State {
+        State(
+            referenceFrame: referenceFrame, magneticDeclination: magneticDeclination,
+            predictionInterval: predictionInterval, estimator: estimator, calibrator: calibrator,
+            correctedFrameOffset: correctedFrameOffset, hasAccelerometer: hasAccelerometer, hasGyroscope: hasGyroscope,
+            lastAcceleration: lastAcceleration, lastRotationRate: lastRotationRate,
+            lastMagneticField: lastMagneticField?.field.vector,
+            lastMagneticFieldAccuracy: lastMagneticField?.accuracy ?? .uncalibrated)
+    }
+
+    /// A filter that continues exactly where the one whose ``state`` was saved stopped: fed the samples that one
+    /// would have been fed next (same clock), it gives the same outputs, bit for bit.
+    public init(restoring state: State) {
+        precondition(
+            state.predictionInterval >= 0 && state.predictionInterval.isFinite,
+            "The prediction interval must be ≥ 0 s.")
+        referenceFrame = state.referenceFrame
+        magneticDeclination = state.magneticDeclination
+        predictionInterval = state.predictionInterval
+        estimator = state.estimator
+        calibrator = state.calibrator
+        correctedFrameOffset = state.correctedFrameOffset
+        hasAccelerometer = state.hasAccelerometer
+        hasGyroscope = state.hasGyroscope
+        lastAcceleration = state.lastAcceleration
+        lastRotationRate = state.lastRotationRate
+        lastMagneticField = state.lastMagneticField.map {
+            CalibratedMagneticField(field: MagneticField($0), accuracy: state.lastMagneticFieldAccuracy)
+        }
+    }
+
+    /// A new filter for a new session (any clock) that starts from what `state` learned about the device: the
+    /// gyroscope bias with its covariance, and the magnetometer calibration (fit in use, candidate, points and
+    /// trust window). The attitude, rest detection and magnetic reference start afresh; so do the estimator's
+    /// and the calibrator's settings, which come from `state`.
+    public init(
+        referenceFrame: AttitudeReferenceFrame = .xArbitraryZVertical, magneticDeclination: Double = 0,
+        predictionInterval: Double = 0, calibratedFrom state: State
+    ) {
+        self.init(
+            referenceFrame: referenceFrame, magneticDeclination: magneticDeclination,
+            predictionInterval: predictionInterval, configuration: state.estimator.configuration,
+            calibration: state.calibrator.configuration)
+        estimator.continueCalibration(of: state.estimator)
+        calibrator = state.calibrator
+        calibrator.forgetTime()
     }
 }

@@ -2,7 +2,7 @@ public import MotionCore
 import RealModule
 
 /// Settings of a ``MagnetometerCalibrator``. Fields in µT, angles in rad, durations in s.
-public struct MagnetometerCalibratorConfiguration: Hashable, Sendable {
+public struct MagnetometerCalibratorConfiguration: Hashable, Sendable, Codable {
     /// Angle (seen from the fitted centre) within which a reading is averaged into its bin's point instead of
     /// replacing it, in rad (5°).
     public var averagingAngle: Double = 5 * .pi / 180
@@ -32,6 +32,25 @@ public struct MagnetometerCalibratorConfiguration: Hashable, Sendable {
     public var minimumSpread: SIMD3<Double> = SIMD3(0.05, 0.15, 0.35)
     /// Largest RMS distance of the points from the fitted sphere, in µT, from `low` to `high`.
     public var maximumResidual: SIMD3<Double> = SIMD3(6, 3, 1.5)
+    /// Trust window: a reading joins the window of recent readings (the last 32 kept) when it is at least this far
+    /// from the last reading kept, in µT, so that a device held still does not fill the window with one direction.
+    public var trustSpacing: Double = 2
+    /// Trust window: the fewest readings it must hold before a fit is applied or dropped.
+    public var minimumTrustReadings: Int = 16
+    /// A fit is applied only when the spread of the calibrated field's strength over the window is at most this
+    /// fraction of the raw readings' spread (0.5: half as spread out), and at most the spread of the fit in use.
+    /// Spread: the median absolute deviation of the strength from its median, over the median.
+    public var trustRatio: Double = 0.5
+    /// Relative spread of the field strength that counts as consistent (sensor noise, scale errors of a few per cent
+    /// are below it), 0.01 = 1 %: a fit is applied only when the raw readings are more spread out than this, and the
+    /// fit in use is dropped only when its own spread exceeds it and the raw readings' spread.
+    public var consistentSpread: Double = 0.01
+    /// Shortest interval between two trust checks, in s.
+    public var trustInterval: Double = 0.5
+    /// Trust window: the RMS distance of its readings from their mean must be at least this fraction of their RMS
+    /// strength before a fit is applied or dropped (0.25: turns of roughly ±20° or more). Readings of a device
+    /// held still differ by noise alone, which says nothing about an offset; the spacing lets some of them in.
+    public var minimumTrustRotation: Double = 0.25
 
     /// The defaults, documented with each property.
     public init() {}
@@ -51,9 +70,17 @@ public struct MagnetometerCalibratorConfiguration: Hashable, Sendable {
 /// nearby) and does not enter the fit, nor do the readings of the first 1 s after it. Disturbed readings for 30 s
 /// (with no undisturbed second) start the calibration again.
 ///
+/// Trust: that fit (the candidate) is applied only when the data show it helps. Over a window of the last 32
+/// readings (kept at least 2 µT apart), the spread of the field strength (median absolute deviation over median) is
+/// compared for the raw readings, the candidate and the fit in use: the candidate is applied when the raw spread is
+/// above 1 % and the candidate's is at most half of it and no more than the fit in use's; the fit in use is dropped
+/// (back to the one it replaced if that still qualifies, else to the raw readings, `uncalibrated`) when its spread
+/// is above 1 % and above the raw spread. Nothing is decided while the window's readings span less than a quarter
+/// of their strength (a device held still). So a clean raw field is left as it is.
+///
 /// A pure value type: time comes from the caller, it reads no clock, does no I/O, takes no lock and allocates
 /// nothing. Units: µT (any unit works, the residual thresholds are in it), s.
-public struct MagnetometerCalibrator: Sendable {
+public struct MagnetometerCalibrator: Sendable, Codable {
     /// The settings.
     public let configuration: MagnetometerCalibratorConfiguration
 
@@ -68,6 +95,7 @@ public struct MagnetometerCalibrator: Sendable {
     var binningCentre: SIMD3<Double> = .zero
     var isBinned = false
 
+    // The latest fit (the candidate): its centre, µT, and level.
     var offset: SIMD3<Double> = .zero
     var fittedRadius: Double = 0
     var fittedResidual: Double = .infinity
@@ -81,32 +109,64 @@ public struct MagnetometerCalibrator: Sendable {
     var lastFitTimestamp: Double = -.infinity
     let averagingCosine: Double
 
+    // The trust window: the last 32 readings kept at least `trustSpacing` apart (raw, µT), a ring.
+    var windowX = SIMD32<Double>.zero
+    var windowY = SIMD32<Double>.zero
+    var windowZ = SIMD32<Double>.zero
+    var windowCount = 0
+    var windowNext = 0
+    var windowKeptSinceCheck = 0
+    var lastKept = SIMD3<Double>(repeating: .infinity)
+    var lastCheckTimestamp: Double = -.infinity
+    var fitSinceCheck = false
+    // The fit in use (zero and `uncalibrated`: the raw readings) and the one it replaced.
+    var applied: SIMD3<Double> = .zero
+    var appliedLevel = MagneticFieldCalibrationAccuracy.uncalibrated
+    var previous: SIMD3<Double>?
+    var previousLevel = MagneticFieldCalibrationAccuracy.uncalibrated
+    // Spreads at the last check: raw readings, the fit in use.
+    var lastRawSpread: Double = .nan
+    var lastAppliedSpread: Double = .nan
+
     /// Creates a calibrator with no estimate (offset zero, `uncalibrated`).
     public init(configuration: MagnetometerCalibratorConfiguration = .init()) {
         self.configuration = configuration
         averagingCosine = Double.cos(configuration.averagingAngle)
     }
 
-    /// The estimated hard-iron offset, in µT (device frame); zero until the accuracy first reaches `low`.
-    public var bias: SIMD3<Double> { offset }
-    /// The strength of the external field fitted, in µT (0 before the first fit).
+    /// The hard-iron offset in use, in µT (device frame): the latest fit that has earned trust (see
+    /// ``isFitApplied``), or zero while the raw readings are used.
+    public var bias: SIMD3<Double> { applied }
+    /// The accuracy of the fit in use (`uncalibrated` while the raw readings are used).
+    public var accuracy: MagneticFieldCalibrationAccuracy { appliedLevel }
+    /// `true` while a fit is applied; `false` while the reported field is the raw reading.
+    public var isFitApplied: Bool { appliedLevel >= .low }
+    /// The latest fit's centre, in µT, whether or not it is applied (zero before the first fit that reaches `low`).
+    public var candidateBias: SIMD3<Double> { offset }
+    /// The latest fit's accuracy from coverage, spread and residual alone, whether or not it is applied.
+    public var candidateAccuracy: MagneticFieldCalibrationAccuracy { level }
+    /// The spread of the raw readings' strength over the trust window at the last check (median absolute deviation
+    /// over the median; NaN before the first check).
+    public var rawSpread: Double { lastRawSpread }
+    /// The spread of the calibrated strength over the trust window at the last check, for the fit in use (equal to
+    /// ``rawSpread`` while none is).
+    public var calibratedSpread: Double { lastAppliedSpread }
+    /// The strength of the external field in the latest fit, in µT (0 before the first fit).
     public var radius: Double { fittedRadius }
-    /// The RMS distance of the bins' points from the fitted sphere, in µT (infinity before the first fit).
+    /// The RMS distance of the bins' points from the latest fit's sphere, in µT (infinity before the first fit).
     public var residual: Double { fittedResidual }
     /// The smallest eigenvalue of the points' covariance over r²/3: about 1 when the readings cover the sphere
     /// evenly, 0 when they lie on one plane (a turn about one axis only).
     public var spread: Double { fittedSpread }
     /// The number of occupied direction bins, of 26.
     public var coverage: Int { occupiedBins }
-    /// How well ``bias`` is known.
-    public var accuracy: MagneticFieldCalibrationAccuracy { level }
     /// `true` from a disturbed reading until readings agree with the fit for
     /// ``MagnetometerCalibratorConfiguration/minimumUndisturbedTime``; readings meanwhile stay out of the fit.
     public var isDisturbed: Bool { disturbed }
 
     /// `field` with the estimated offset removed, and the accuracy.
     public func calibrated(_ field: SIMD3<Double>) -> CalibratedMagneticField {
-        CalibratedMagneticField(field: MagneticField(field - offset), accuracy: level)
+        CalibratedMagneticField(field: MagneticField(field - applied), accuracy: appliedLevel)
     }
 
     /// Processes one reading and returns it calibrated.
@@ -141,14 +201,139 @@ public struct MagnetometerCalibrator: Sendable {
         }
         disturbed = false
         disturbedTime = 0
+        keep(field)
         switch insert(field) {
         case .none: break
         case .changed where timestamp - lastFitTimestamp < configuration.fitInterval: break
         case .changed, .added:
             fit()
             lastFitTimestamp = timestamp
+            if level >= .low { fitSinceCheck = true }
+        }
+        if (windowKeptSinceCheck > 0 || fitSinceCheck)
+            && timestamp - lastCheckTimestamp >= configuration.trustInterval
+        {
+            checkTrust()
+            lastCheckTimestamp = timestamp
         }
         return calibrated(field)
+    }
+
+    /// Adds `field` to the trust window when it is at least `trustSpacing` from the last reading kept.
+    @inline(__always)
+    mutating func keep(_ field: SIMD3<Double>) {
+        let d = field - lastKept
+        guard !((d * d).sum() < configuration.trustSpacing * configuration.trustSpacing) else { return }
+        lastKept = field
+        let k = windowNext
+        withUnsafeMutableBytes(of: &windowX) { $0.storeBytes(of: field.x, toByteOffset: 8 * k, as: Double.self) }
+        withUnsafeMutableBytes(of: &windowY) { $0.storeBytes(of: field.y, toByteOffset: 8 * k, as: Double.self) }
+        withUnsafeMutableBytes(of: &windowZ) { $0.storeBytes(of: field.z, toByteOffset: 8 * k, as: Double.self) }
+        windowNext = (windowNext + 1) & 31
+        windowCount = min(windowCount + 1, 32)
+        windowKeptSinceCheck += 1
+    }
+
+    /// Applies the latest fit when the calibrated strength is clearly more consistent over the window than the raw
+    /// readings' and no less than the fit in use's; drops the fit in use (back to the previous one if it still
+    /// qualifies, else to the raw readings) when it is no longer more consistent than the raw readings.
+    mutating func checkTrust() {
+        windowKeptSinceCheck = 0
+        let c = configuration
+        guard windowCount >= c.minimumTrustReadings, windowRotation >= c.minimumTrustRotation else { return }
+        let raw = strengthSpread(around: .zero)
+        var inUse = appliedLevel >= .low ? strengthSpread(around: applied) : raw
+        @inline(__always) func qualifies(_ s: Double) -> Bool { raw > c.consistentSpread && s <= c.trustRatio * raw }
+        if fitSinceCheck {
+            fitSinceCheck = false
+            if level >= .low && (offset != applied || level != appliedLevel) {
+                let candidate = offset == applied ? inUse : strengthSpread(around: offset)
+                if qualifies(candidate) && candidate <= inUse {
+                    if appliedLevel >= .low && offset != applied { (previous, previousLevel) = (applied, appliedLevel) }
+                    (applied, appliedLevel, inUse) = (offset, level, candidate)
+                }
+            }
+        }
+        if appliedLevel >= .low && inUse > c.consistentSpread && inUse > raw {
+            if let p = previous, case let s = strengthSpread(around: p), qualifies(s) {
+                (applied, appliedLevel, inUse) = (p, previousLevel, s)
+            } else {
+                (applied, appliedLevel, inUse) = (.zero, .uncalibrated, raw)
+            }
+            previous = nil
+        }
+        lastRawSpread = raw
+        lastAppliedSpread = inUse
+    }
+
+    /// The RMS distance of the window's readings from their mean over their RMS strength.
+    var windowRotation: Double {
+        let n = Double(windowCount)
+        let (mx, my, mz) = (windowX.sum() / n, windowY.sum() / n, windowZ.sum() / n)
+        let squares = ((windowX * windowX).sum() + (windowY * windowY).sum() + (windowZ * windowZ).sum()) / n
+        let mean2 = mx * mx + my * my + mz * mz
+        guard squares > 0 else { return 0 }
+        return (max(squares - mean2, 0) / squares).squareRoot()
+    }
+
+    /// The spread of |m − centre| over the trust window: the median absolute deviation from the median, over the
+    /// median.
+    /// (Mutating only to read the window in place: `withUnsafeBytes(of:)` on a value copies it first.)
+    mutating func strengthSpread(around centre: SIMD3<Double>) -> Double {
+        var scratch = SIMD32<Double>.zero
+        let n = windowCount
+        return withUnsafeBytes(of: &windowX) { xs in
+            withUnsafeBytes(of: &windowY) { ys in
+                withUnsafeBytes(of: &windowZ) { zs in
+                    withUnsafeMutableBytes(of: &scratch) { buffer in
+                        let (x, y, z) = (
+                            xs.assumingMemoryBound(to: Double.self), ys.assumingMemoryBound(to: Double.self),
+                            zs.assumingMemoryBound(to: Double.self))
+                        let m = buffer.baseAddress!.assumingMemoryBound(to: Double.self)
+                        for i in 0..<n {
+                            let (dx, dy, dz) = (x[i] - centre.x, y[i] - centre.y, z[i] - centre.z)
+                            m[i] = (dx * dx + dy * dy + dz * dz).squareRoot()
+                        }
+                        let median = Self.select(n / 2, in: m, count: n)
+                        guard median > 0 else { return .infinity }
+                        for i in 0..<n { m[i] = abs(m[i] - median) }
+                        return Self.select(n / 2, in: m, count: n) / median
+                    }
+                }
+            }
+        }
+    }
+
+    /// The `k`-th smallest of `values[0..<count]` (reorders them). Quickselect with a branchless Lomuto partition
+    /// around the middle element: on unordered data a comparison's outcome cannot be predicted, so the partition
+    /// turns it into arithmetic instead of a branch.
+    static func select(_ k: Int, in values: UnsafeMutablePointer<Double>, count: Int) -> Double {
+        var (low, high) = (0, count - 1)
+        while low < high {
+            // The pivot (middle element) to the end, the rest partitioned into < pivot and ≥ pivot.
+            let middle = (low + high) / 2
+            let pivot = values[middle]
+            (values[middle], values[high]) = (values[high], pivot)
+            var store = low
+            for i in low..<high {
+                let v = values[i]
+                values[i] = values[store]
+                values[store] = v
+                store += v < pivot ? 1 : 0
+            }
+            (values[high], values[store]) = (values[store], pivot)
+            if k == store { return pivot }
+            if k < store { high = store - 1 } else { low = store + 1 }
+        }
+        return values[k]
+    }
+
+    /// Forgets the times seen (for a new session on another clock); the fits, points and trust window stay.
+    mutating func forgetTime() {
+        lastTimestamp = nil
+        lastFitTimestamp = -.infinity
+        lastCheckTimestamp = -.infinity
+        disturbedTime = 0
     }
 
     /// Forgets the points and the accuracy; the offset stays as the starting centre.
@@ -160,6 +345,7 @@ public struct MagnetometerCalibrator: Sendable {
         isBinned = false
         occupiedBins = 0
         lastFitTimestamp = -.infinity
+        fitSinceCheck = false
         level = .uncalibrated
         fittedResidual = .infinity
         fittedSpread = 0
@@ -181,20 +367,36 @@ public struct MagnetometerCalibrator: Sendable {
     mutating func insert(_ p: SIMD3<Double>) -> Insertion {
         guard isBinned else { return insertSpaced(p) ? .added : .none }
         let i = Self.bin(of: p, around: binningCentre)
-        let count = pointCount[i]
-        if count > 0 {
-            let old = SIMD3(pointX[i], pointY[i], pointZ[i])
-            let a = old - binningCentre, b = p - binningCentre
-            let cosine = (a * b).sum() / ((a * a).sum() * (b * b).sum()).squareRoot()
-            if cosine >= averagingCosine {
-                let newCount = min(count + 1, configuration.maximumAveragedReadings)
-                let mean = old + (p - old) / newCount
-                (pointX[i], pointY[i], pointZ[i], pointCount[i]) = (mean.x, mean.y, mean.z, newCount)
-                return .changed
+        let centre = binningCentre
+        let (cosineLimit, maximumCount) = (averagingCosine, configuration.maximumAveragedReadings)
+        // Through pointers: SIMD32's per-lane access with a variable index compiles to slow code on Linux.
+        return withUnsafeMutableBytes(of: &pointX) { xs in
+            withUnsafeMutableBytes(of: &pointY) { ys in
+                withUnsafeMutableBytes(of: &pointZ) { zs in
+                    withUnsafeMutableBytes(of: &pointCount) { counts in
+                        let (x, y, z, n) = (
+                            xs.baseAddress!.assumingMemoryBound(to: Double.self),
+                            ys.baseAddress!.assumingMemoryBound(to: Double.self),
+                            zs.baseAddress!.assumingMemoryBound(to: Double.self),
+                            counts.baseAddress!.assumingMemoryBound(to: Double.self))
+                        let count = n[i]
+                        if count > 0 {
+                            let old = SIMD3(x[i], y[i], z[i])
+                            let a = old - centre, b = p - centre
+                            let cosine = (a * b).sum() / ((a * a).sum() * (b * b).sum()).squareRoot()
+                            if cosine >= cosineLimit {
+                                let newCount = min(count + 1, maximumCount)
+                                let mean = old + (p - old) / newCount
+                                (x[i], y[i], z[i], n[i]) = (mean.x, mean.y, mean.z, newCount)
+                                return .changed
+                            }
+                        }
+                        (x[i], y[i], z[i], n[i]) = (p.x, p.y, p.z, 1)
+                        return count > 0 ? .changed : .added
+                    }
+                }
             }
         }
-        (pointX[i], pointY[i], pointZ[i], pointCount[i]) = (p.x, p.y, p.z, 1)
-        return count > 0 ? .changed : .added
     }
 
     /// Before the first fit: keeps `p` when it is at least `initialSpacing` from every kept reading, in a free slot

@@ -3,7 +3,7 @@ public import MotionCore
 /// A symmetric 3×3 matrix (a covariance), stored as its three columns so that products vectorize. The
 /// update keeps it exactly symmetric: each entry below the diagonal is a copy of the one above.
 @usableFromInline
-struct SymmetricMatrix3<Scalar: MotionScalar>: Sendable {
+struct SymmetricMatrix3<Scalar: MotionScalar>: Sendable, Codable {
     @usableFromInline var c0: SIMD3<Scalar>, c1: SIMD3<Scalar>, c2: SIMD3<Scalar>
 
     @inlinable @inline(__always)

@@ -249,6 +249,68 @@ import Testing
         }
     }
 
+    /// A finger tap as real recordings show it (BROAD trial 25: a 10.8 g spike of two samples on z, then the board
+    /// rings at about 4–5 Hz: −1.2 g for 0.1 s, then +0.5 g): a half-sine spike of `peak` g and `width` s, then a
+    /// damped oscillation of `peak × ringing` g at `frequency` Hz that loses 60 % per half cycle, along z.
+    static func ringingTap(peak: Double, width: Double, ringing: Double, frequency: Double) -> EventSignal {
+        let tau = 1 / (2 * frequency * Double.log(2.5))
+        return EventSignal(duration: 0.8) { t in
+            let spike = t < width ? peak * Double.sin(.pi * t / width) : 0
+            let u = t - width
+            let ring = u > 0 ? -peak * ringing * Double.sin(2 * .pi * frequency * u) * Double.exp(-u / tau) : 0
+            return SIMD3(0, 0, -1) + (spike + ring) * SIMD3(0, 0, 1)
+        }
+    }
+
+    /// Samples of `signal` at `rate` Hz as a sensor with an anti-aliasing filter takes them: each reading is the
+    /// mean over the sample interval before it (so a spike shorter than the interval is smeared, not missed).
+    static func sensorSamples(_ signal: EventSignal, rate: Double, noise: Double) -> [(t: Double, a: SIMD3<Double>)] {
+        let averaged = EventSignal(duration: signal.duration) { t in
+            (0..<8).reduce(SIMD3<Double>.zero) { $0 + signal.reading(max(t - Double($1) / (8 * rate), 0)) } / 8
+        }
+        return averaged.samples(rate: rate, noise: noise)
+    }
+
+    @Test(arguments: [100.0, 285.7])
+    func ringingTapsAreNotShakes(rate: Double) {
+        // Spikes of 6–16 g and 5–10 ms (1.3–5.3 g after smoothing), rebounds of 1/8 and 1/6 of the spike ringing
+        // at 3–6 Hz, three taps 0.8 s apart.
+        var withBalance = 0
+        var withoutBalance = 0
+        for peak in [6.0, 10, 16] {
+            for width in [0.005, 0.007, 0.01] {
+                for ringing in [1.0 / 8, 1.0 / 6] {
+                    for frequency in [3.0, 4, 5, 6] {
+                        let tap = Self.ringingTap(peak: peak, width: width, ringing: ringing, frequency: frequency)
+                        let signal = Self.framed(tap.then(tap).then(tap), gravity: SIMD3(0, 0, -1))
+                        let samples = Self.sensorSamples(signal, rate: rate, noise: 0.005)
+                        var detector = ShakeDetector<Double>()
+                        withBalance += detector.events(samples).filter { $0.phase == .began }.count
+                        var unbalanced = ShakeDetector<Double>(configuration: .init(minimumStrokeBalance: 0))
+                        withoutBalance += unbalanced.events(samples).filter { $0.phase == .began }.count
+                    }
+                }
+            }
+        }
+        #expect(withBalance == 0)
+        // Without the balance test some of these taps make three strokes in the band and begin shakes, as on BROAD
+        // (4 at 100 Hz, 6 at 285.7 Hz: the strongest, ringing at 5–6 Hz).
+        #expect(withoutBalance >= 4, "\(withoutBalance) shakes without the balance test")
+    }
+
+    @Test(arguments: [2.0, 4, 8])
+    func unevenShakesStillBegin(frequency: Double) {
+        // A hand that pushes harder one way: cos ωt + 0.3 cos 2ωt, strokes of 1.3 and 0.7 (ratio 0.54).
+        let uneven = EventSignal(duration: 3 / frequency) { t in
+            let w = 2 * Double.pi * frequency * t
+            return Self.portrait + 1.0 * (Double.cos(w) + 0.3 * Double.cos(2 * w)) * SIMD3(1, 0, 0)
+        }
+        var detector = ShakeDetector<Double>()
+        let events = detector.events(Self.framed(uneven).samples(noise: 0.005))
+        #expect(events.first?.phase == .began)
+        #expect(events.count == 2)
+    }
+
     /// A carried device: a vertical bounce at the cadence with a second harmonic, sideways sway at half of it,
     /// forwards surge, for a device in portrait tilted back by `back` degrees (forwards is out of its back).
     static func gait(bounce: Double, sway: Double, surge: Double, cadence: Double, back: Double) -> EventSignal {
@@ -343,6 +405,7 @@ import Testing
         #expect(c.gravityCutoff == 0.8)
         #expect(c.smoothingCutoff == 15)
         #expect(c.maximumGap == 0.5)
+        #expect(c.minimumStrokeBalance == 1.0 / 3)
         #expect(abs(c.shortestStroke - 0.05) < 1e-12)
         #expect(abs(c.longestStroke - 1 / 3) < 1e-12)
         #expect(abs(c.endDelay - 0.4) < 1e-12)
