@@ -62,10 +62,12 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // Scoring harnesses for the event detectors on simulated labelled scenarios (motionctl … --evaluate).
+        .target(name: "MotionEvaluation", dependencies: ["MotionCore", "MotionAlgorithms", "MotionTesting"]),
         .executableTarget(
             name: "motionctl",
             dependencies: [
-                "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO", "MotionTesting", "Motion",
+                "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO", "MotionTesting", "Motion", "MotionEvaluation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -79,6 +81,7 @@ let package = Package(
         .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO", "IIOTestbed"]),
         .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace"]),
         .testTarget(name: "MotionTests", dependencies: ["Motion", "MotionTesting", "MotionTrace", "IIOTestbed"]),
+        .testTarget(name: "MotionEvaluationTests", dependencies: ["MotionEvaluation", "MotionAlgorithms", "MotionCore", "MotionTesting"]),
         .testTarget(name: "motionctlTests", dependencies: ["motionctl", "MotionTrace", "IIOTestbed"]),
     ]
 )

@@ -1,6 +1,6 @@
 /// `value` with exactly `decimals` digits after the point, rounded half away from zero, such as `fixed(1.5, 3)`
 /// → `1.500`. Same text on every platform (no C `printf`, no Foundation).
-func fixed(_ value: Double, _ decimals: Int) -> String {
+package func fixed(_ value: Double, _ decimals: Int) -> String {
     guard value.isFinite else { return value.description }
     var scale = 1.0
     for _ in 0..<decimals { scale *= 10 }
