@@ -10,8 +10,8 @@ import Testing
             .map { $0.split(separator: ",").map { Double($0)! } }
     }
 
-    @Test func writesOneQuaternionRowPerInputRow() throws {
-        let result = try Motionctl.run(["attitude", "--trace", Self.sweep])
+    @Test func writesOneQuaternionRowPerInputRow() async throws {
+        let result = try await Motionctl.run(["attitude", "--trace", Self.sweep])
         #expect(result.status == 0)
         let header = result.lines.first { !$0.hasPrefix("#") }
         #expect(header == "t,qw,qx,qy,qz")
@@ -21,8 +21,8 @@ import Testing
         #expect(result.lines.contains("# quaternion: scalar first, device to reference: v_ref = q v_device q*"))
     }
 
-    @Test func gravityFollowsTheSweepInTheNorthFrame() throws {
-        let result = try Motionctl.run(["attitude", "--trace", Self.sweep, "--frame", "magnetic-north", "--all"])
+    @Test func gravityFollowsTheSweepInTheNorthFrame() async throws {
+        let result = try await Motionctl.run(["attitude", "--trace", Self.sweep, "--frame", "magnetic-north", "--all"])
         #expect(result.status == 0)
         let rows = Self.rows(result.stdout)
         // t, qw..qz, roll, pitch, yaw, rx..rz, gravx..gravz (columns 11–13), ux..uz, heading (17), cmx..cmz,
@@ -40,25 +40,25 @@ import Testing
         #expect(rows.allSatisfy { $0.count == 22 && [-1, 0, 1, 2].contains($0[21]) })
     }
 
-    @Test func northFramesNeedAMagnetometer() throws {
-        let result = try Motionctl.run(["attitude", "--trace", Self.sweep, "--sensors", "accel,gyro", "--frame", "true-north"])
+    @Test func northFramesNeedAMagnetometer() async throws {
+        let result = try await Motionctl.run(["attitude", "--trace", Self.sweep, "--sensors", "accel,gyro", "--frame", "true-north"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("--frame arbitrary"))
     }
 
-    @Test func saturatedGyroscopeReadingsAreCounted() throws {
+    @Test func saturatedGyroscopeReadingsAreCounted() async throws {
         // The sweep turns faster than 10 °/s: with that range its readings saturate.
-        let result = try Motionctl.run(["attitude", "--trace", Self.sweep, "--gyro-range", "10"])
+        let result = try await Motionctl.run(["attitude", "--trace", Self.sweep, "--gyro-range", "10"])
         #expect(result.status == 0)
         #expect(result.stderr.contains("gyroscope readings were saturated"))
         #expect(result.lines.contains("# gyro_range_deg_s: 10.0"))
-        let plain = try Motionctl.run(["attitude", "--trace", Self.sweep, "--gyro-range", "2000"])
+        let plain = try await Motionctl.run(["attitude", "--trace", Self.sweep, "--gyro-range", "2000"])
         #expect(plain.stderr.isEmpty)
-        #expect(try Motionctl.run(["attitude", "--trace", Self.sweep, "--gyro-range", "0"]).status == 64)
+        #expect(try await Motionctl.run(["attitude", "--trace", Self.sweep, "--gyro-range", "0"]).status == 64)
     }
 
-    @Test func jsonLinesRecordsCarryTheirType() throws {
-        let result = try Motionctl.run(["attitude", "--trace", Self.sweep, "--format", "jsonl"])
+    @Test func jsonLinesRecordsCarryTheirType() async throws {
+        let result = try await Motionctl.run(["attitude", "--trace", Self.sweep, "--format", "jsonl"])
         let objects = result.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(objects.filter { $0["type"] as? String == "attitude" }.count == 1700)
     }

@@ -18,21 +18,21 @@ import Testing
         (["shake"], "Give an input: --trace FILE, --device auto|NAME|PATH, or --evaluate."),
         (["orientation"], "Give an input: --trace FILE, --device auto|NAME|PATH, or --evaluate."),
     ])
-    func rejectsOutOfRangeValuesByName(arguments: [String], message: String) throws {
-        let result = try Motionctl.run(arguments)
+    func rejectsOutOfRangeValuesByName(arguments: [String], message: String) async throws {
+        let result = try await Motionctl.run(arguments)
         #expect(result.status == 64)
         #expect(result.stderr.contains(message), "\(result.stderr)")
         #expect(!result.stderr.contains("Missing value"))
     }
 
     /// A negative number is still taken as a value with '=', and in a mount matrix that starts with '-'.
-    @Test func negativeValuesReachTheirOptions() throws {
-        let result = try Motionctl.run([
+    @Test func negativeValuesReachTheirOptions() async throws {
+        let result = try await Motionctl.run([
             "attitude", "--trace", "Recordings/broad-slow-rotation-excerpt.csv", "--declination", "-12.5",
             "--frame", "true-north",
         ])
         #expect(result.status == 0, "\(result.stderr)")
-        let matrix = try Motionctl.run(["stream", "--device", "auto", "--mount-matrix", "-1, 0, 0; 0, 1, 0; 0, 0, 0"])
+        let matrix = try await Motionctl.run(["stream", "--device", "auto", "--mount-matrix", "-1, 0, 0; 0, 1, 0; 0, 0, 0"])
         #expect(matrix.status == 64)
         #expect(matrix.stderr.contains("all-zero row for axis z"), "\(matrix.stderr)")
     }
@@ -40,8 +40,8 @@ import Testing
     /// Every listed value has a description, a shown default is one of the listed values, and the overview's
     /// sentences are not broken across short lines.
     @Test(arguments: commands)
-    func helpReadsWell(command: String) throws {
-        let result = try Motionctl.run([command, "--help"])
+    func helpReadsWell(command: String) async throws {
+        let result = try await Motionctl.run([command, "--help"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         for line in lines where line.hasSuffix(" - ") || line.hasSuffix(" -") {
@@ -67,21 +67,21 @@ import Testing
     }
 
     /// attitude takes its frame and declination from the settings unless the flags say otherwise.
-    @Test func attitudeFollowsTheReferenceFrameSetting() throws {
+    @Test func attitudeFollowsTheReferenceFrameSetting() async throws {
         let excerpt = "Recordings/broad-slow-rotation-excerpt.csv"
         let environment = ["SWIFT_MOTION_DEVICE_MOTION_REFERENCE_FRAME": "xMagneticNorthZVertical"]
-        let fromSetting = try Motionctl.run(["attitude", "--trace", excerpt], environment: environment)
+        let fromSetting = try await Motionctl.run(["attitude", "--trace", excerpt], environment: environment)
         #expect(fromSetting.status == 0, "\(fromSetting.stderr)")
         #expect(fromSetting.stdout.contains("# frame: xMagneticNorthZVertical (x north, y west, z up)\n"))
-        let fromFlag = try Motionctl.run(["attitude", "--trace", excerpt, "--frame", "arbitrary"], environment: environment)
+        let fromFlag = try await Motionctl.run(["attitude", "--trace", excerpt, "--frame", "arbitrary"], environment: environment)
         #expect(fromFlag.stdout.contains("# frame: xArbitraryZVertical (x arbitrary, z up)\n"))
-        let plain = try Motionctl.run(["attitude", "--trace", excerpt])
+        let plain = try await Motionctl.run(["attitude", "--trace", excerpt])
         #expect(plain.stdout.contains("# frame: xArbitraryZVertical (x arbitrary, z up)\n"))
     }
 
     /// --version: ours and the libraries this process runs with, each with the file it was loaded from.
-    @Test func versionNamesTheLibrariesInUse() throws {
-        let result = try Motionctl.run(["--version"])
+    @Test func versionNamesTheLibrariesInUse() async throws {
+        let result = try await Motionctl.run(["--version"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         try #require(lines.count == 3, "\(result.stdout)")

@@ -25,8 +25,21 @@ enum Motionctl {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// Runs `motionctl arguments`, feeding `stdin` (if any), with `environment` added to this process's, and
-    /// waits for it.
-    static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) throws -> CommandResult {
+    /// waits for it on a Dispatch thread: a test waiting for a child never holds one of Swift concurrency's few
+    /// threads, which the other tests running meanwhile (MotionManager's producers) need.
+    static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) async throws
+        -> CommandResult
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try runBlocking(arguments, stdin: stdin, environment: environment) })
+            }
+        }
+    }
+
+    private static func runBlocking(_ arguments: [String], stdin: Data?, environment: [String: String]) throws
+        -> CommandResult
+    {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

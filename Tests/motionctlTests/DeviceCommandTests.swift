@@ -105,7 +105,7 @@ struct DeviceCommandTests {
             base.set("label", "accel-base")
             try testbed.add(base)
 
-            let result = try Motionctl.run(["devices"])
+            let result = try await Motionctl.run(["devices"])
             #expect(result.status == 0)
             let text = result.stdout
             #expect(text.contains("iio:device0  lis3dh  (accelerometer)"))
@@ -121,7 +121,7 @@ struct DeviceCommandTests {
             #expect(text.contains("  warning: ignored udev ACCEL_MOUNT_MATRIX: mount matrix \"0, 1, 0; 1, 0, 0; 0, 0, 0\" has an all-zero row for axis z"))
             #expect(text.contains("skipped: iio:device1 (bma250): base accelerometer (sysfs label)"))
 
-            let withBase = try Motionctl.run(["devices", "--include-base"])
+            let withBase = try await Motionctl.run(["devices", "--include-base"])
             #expect(withBase.stdout.contains("iio:device1  bma250  (accelerometer)"))
             #expect(withBase.stdout.contains("  location:  base (sysfs label)"))
             #expect(withBase.stdout.contains("  buffer:    no (read by polling *_raw)"))
@@ -133,7 +133,7 @@ struct DeviceCommandTests {
             var device = EmulatedDevice.lis3dh()
             device.setProperty("ACCEL_MOUNT_MATRIX", "0, 1, 0; 1, 0, 0; 0, 0, 1")
             try testbed.add(device)
-            let result = try Motionctl.run(["devices", "--json"])
+            let result = try await Motionctl.run(["devices", "--json"])
             #expect(result.status == 0)
             let root = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
             let devices = try #require(root["devices"] as? [[String: Any]])
@@ -227,18 +227,18 @@ struct DeviceCommandTests {
             }
             let record = ["record", "--output", file, "--duration", "0.05", "--mode", "polled", "--rate", "100"]
 
-            let refused = try Motionctl.run(record)
+            let refused = try await Motionctl.run(record)
             #expect(refused.status == 73)
             #expect(refused.stderr.contains("\(file): the file already exists; choose another file, or pass --overwrite"))
             #expect(try unchanged())
-            let noDevice = try Motionctl.run(record + ["--overwrite"])
+            let noDevice = try await Motionctl.run(record + ["--overwrite"])
             #expect(noDevice.status == 69, "\(noDevice.stderr)")
             #expect(try unchanged())
 
             try testbed.add(.lis3dh(node: .file(scans(0..<10))))
-            #expect(try Motionctl.run(record).status == 73)
+            #expect(try await Motionctl.run(record).status == 73)
             #expect(try unchanged())
-            let replaced = try Motionctl.run(record + ["--overwrite"])
+            let replaced = try await Motionctl.run(record + ["--overwrite"])
             #expect(replaced.status == 0, "\(replaced.stderr)")
             let text = try String(contentsOfFile: file, encoding: .utf8)
             #expect(text.contains("# source: motionctl record\n"))
@@ -251,7 +251,7 @@ struct DeviceCommandTests {
     @Test func recordCreatesNoFileWithoutADevice() async throws {
         try await Testbed.run { _ in
             let file = try Motionctl.temporaryPath(name: "walk.csv")
-            let result = try Motionctl.run(["record", "--output", file, "--duration", "0.05"])
+            let result = try await Motionctl.run(["record", "--output", file, "--duration", "0.05"])
             #expect(result.status == 69)
             #expect(try FileManager.default.contentsOfDirectory(atPath: (file as NSString).deletingLastPathComponent)
                 .isEmpty)
@@ -316,7 +316,7 @@ struct DeviceCommandTests {
         try await Testbed.run { testbed in
             try testbed.add(.lis3dh(node: .file(scans(0..<10))))
             let file = try Motionctl.temporaryPath(name: "polled.csv")
-            let result = try Motionctl.run([
+            let result = try await Motionctl.run([
                 "record", "--output", file, "--duration", "0.05", "--mode", "polled", "--rate", "100",
                 "--mount-matrix=-1, 0, 0; 0, -1, 0; 0, 0, -1",  // '=' since the value starts with '-'
 
@@ -329,7 +329,7 @@ struct DeviceCommandTests {
             let rows = text.split(separator: "\n").filter { $0.first?.isNumber == true }
             #expect(!rows.isEmpty)
             #expect(rows.allSatisfy { $0.hasSuffix(",0,0.999915771440808,0") || $0.hasSuffix(",-0,0.999915771440808,-0") })
-            let bad = try Motionctl.run(["stream", "--device", "auto", "--mount-matrix", "1, 0, 0; 0, 1, 0; 0, 0, 0"])
+            let bad = try await Motionctl.run(["stream", "--device", "auto", "--mount-matrix", "1, 0, 0; 0, 1, 0; 0, 0, 0"])
             #expect(bad.status == 64)
             #expect(bad.stderr.contains("all-zero row for axis z"))
         }
@@ -355,7 +355,7 @@ struct DeviceCommandTests {
                 let path = try testbed.add(device)
                 defer { testbed.remove(path) }
                 let file = try Motionctl.temporaryPath(name: "imu.csv")
-                let result = try Motionctl.run(
+                let result = try await Motionctl.run(
                     ["record", "--device", "bmi160", "--output", file, "--duration", "0.15"] + options)
                 #expect(result.status == 0, "\(result.stderr)")
                 let reader = try TraceReader(path: file)
@@ -392,7 +392,7 @@ struct DeviceCommandTests {
             #expect(all.allSatisfy { close($0.rotationRate?.vector, SIMD3(gyro.z, gyro.y, gyro.x)) })
             #expect(all.allSatisfy { close($0.magneticField?.vector, SIMD3(mag.x, mag.z, -mag.y)) })
 
-            let bad = try Motionctl.run(["stream", "--device", "auto", "--gyro-mount-matrix", "1, 0, 0; 0, 0, 0; 0, 0, 1"])
+            let bad = try await Motionctl.run(["stream", "--device", "auto", "--gyro-mount-matrix", "1, 0, 0; 0, 0, 0; 0, 0, 1"])
             #expect(bad.status == 64)
             #expect(bad.stderr.contains("--gyro-mount-matrix: "))
         }
@@ -401,11 +401,11 @@ struct DeviceCommandTests {
     @Test func streamExplainsAMissingDevice() async throws {
         try await Testbed.run { testbed in
             try testbed.add(.lis3dh().bufferOnly)
-            let result = try Motionctl.run(["stream", "--device", "bmi160"])
+            let result = try await Motionctl.run(["stream", "--device", "bmi160"])
             #expect(result.status == 69)
             #expect(result.stderr.contains("no device matches \"bmi160\" for accel,gyro,mag"))
             #expect(result.stderr.contains("found iio:device0 (lis3dh)"))
-            let usage = try Motionctl.run(["stream", "--device", "auto", "--trace", "x.csv"])
+            let usage = try await Motionctl.run(["stream", "--device", "auto", "--trace", "x.csv"])
             #expect(usage.status == 64)
         }
     }
@@ -419,7 +419,7 @@ struct DeviceCommandTests {
             try testbed.add(device)
             try testbed.add(.lis3dhTrigger)
             let file = try Motionctl.temporaryPath(name: "recording.csv")
-            let result = try Motionctl.run(["record", "--device", "lis3dh", "--output", file, "--duration", "0.195"])
+            let result = try await Motionctl.run(["record", "--device", "lis3dh", "--output", file, "--duration", "0.195"])
             #expect(result.status == 0, "\(result.stderr)")
             let text = try String(contentsOfFile: file, encoding: .utf8)
             #expect(text.contains("# source: motionctl record\n"))
@@ -455,11 +455,11 @@ struct DeviceCommandTests {
             #expect(child.lines.first?.hasPrefix("{\"type\":\"orientation\",\"t\":1.") == true)
             #expect(child.lines.first?.hasSuffix("\"orientation\":\"portrait\",\"previous\":\"unknown\"}") == true)
 
-            let missing = try Motionctl.run(["orientation", "--device", "bmi160"])
+            let missing = try await Motionctl.run(["orientation", "--device", "bmi160"])
             #expect(missing.status == 69)
             #expect(missing.stderr.contains("no device matches \"bmi160\" for accel; found iio:device0 (lis3dh)"))
 
-            let usage = try Motionctl.run(["orientation", "--device", "auto", "--trace", "x.csv"])
+            let usage = try await Motionctl.run(["orientation", "--device", "auto", "--trace", "x.csv"])
             #expect(usage.status == 64)
             #expect(usage.stderr.contains("Choose one of --trace, --device and --evaluate"))
         }

@@ -237,8 +237,8 @@ import Testing
     static let sweep = "Recordings/simulated-orientation-sweep.csv"
     static let shakes = "Recordings/simulated-shakes-with-distractors.csv"
 
-    @Test func shakeFindsTheThreeShakesOfTheRecording() throws {
-        let result = try Motionctl.run(["shake", "--trace", Self.shakes, "--speed", "max"])
+    @Test func shakeFindsTheThreeShakesOfTheRecording() async throws {
+        let result = try await Motionctl.run(["shake", "--trace", Self.shakes, "--speed", "max"])
         #expect(result.status == 0)
         #expect(result.stderr.isEmpty)
         // Shakes of 0.68, 0.60 and 0.73 s (the # notes): within the 1 s maximum, so each begins and ends; the
@@ -254,8 +254,8 @@ import Testing
             ])
     }
 
-    @Test func shakeWritesJSONLinesAndHonoursTheMaximumDuration() throws {
-        let result = try Motionctl.run(["shake", "--trace", Self.shakes, "--speed", "max", "--format", "jsonl"])
+    @Test func shakeWritesJSONLinesAndHonoursTheMaximumDuration() async throws {
+        let result = try await Motionctl.run(["shake", "--trace", Self.shakes, "--speed", "max", "--format", "jsonl"])
         #expect(result.status == 0)
         let objects = try result.lines.map {
             try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
@@ -272,7 +272,7 @@ import Testing
         for (end, label) in zip(ends, [1.676, 7.877, 13.106]) { #expect(end > label && end < label + 0.5) }
 
         // With a 0.5 s maximum, the same shakes (0.60–0.73 s) are cancelled as too long.
-        let short = try Motionctl.run([
+        let short = try await Motionctl.run([
             "shake", "--trace", Self.shakes, "--speed", "max", "--format", "jsonl", "--max-duration", "0.5",
         ])
         let phases = try short.lines.map {
@@ -282,20 +282,20 @@ import Testing
         #expect(phases == Array(repeating: ["began ", "cancelled tooLong"], count: 3).flatMap { $0 })
     }
 
-    @Test func shakeCancelsAShakeTheTraceEndsIn() throws {
+    @Test func shakeCancelsAShakeTheTraceEndsIn() async throws {
         var scenario = Scenario(name: "cut", start: .portrait)
         scenario.append(.hold(1))
         scenario.append(.shake(axis: .y, frequency: 4, amplitude: 1.5, duration: 0.75))
         let trace = try TraceWriterShim.render(scenario)
-        let result = try Motionctl.run(
+        let result = try await Motionctl.run(
             ["shake", "--trace", "-", "--speed", "max", "--format", "jsonl"], stdin: Data(trace.utf8))
         #expect(result.status == 0)
         #expect(result.lines.count == 2)
         #expect(result.lines.last?.contains("\"phase\":\"cancelled\",\"reason\":\"interrupted\"") == true)
     }
 
-    @Test func orientationPrintsEachChangeOfTheSweep() throws {
-        let result = try Motionctl.run(["orientation", "--trace", Self.sweep, "--speed", "max"])
+    @Test func orientationPrintsEachChangeOfTheSweep() async throws {
+        let result = try await Motionctl.run(["orientation", "--trace", Self.sweep, "--speed", "max"])
         #expect(result.status == 0)
         #expect(result.stderr.isEmpty)
         #expect(
@@ -309,8 +309,8 @@ import Testing
             ])
     }
 
-    @Test func orientationSpeaksIIOSensorProxy() throws {
-        let text = try Motionctl.run(["orientation", "--trace", Self.sweep, "--speed", "max", "--isp-names"])
+    @Test func orientationSpeaksIIOSensorProxy() async throws {
+        let text = try await Motionctl.run(["orientation", "--trace", Self.sweep, "--speed", "max", "--isp-names"])
         #expect(text.status == 0)
         #expect(
             text.lines == [
@@ -323,45 +323,45 @@ import Testing
                 "12.720    Tilt changed: face-up",
                 "15.810    Tilt changed: face-down",
             ])
-        let jsonl = try Motionctl.run([
+        let jsonl = try await Motionctl.run([
             "orientation", "--trace", Self.sweep, "--speed", "max", "--isp-names", "--format", "jsonl",
         ])
         #expect(jsonl.status == 0)
         #expect(jsonl.lines.first == #"{"type":"orientation","t":0.5,"orientation":"normal","previous":"undefined"}"#)
         #expect(jsonl.lines.last == #"{"type":"tilt","t":15.81,"tilt":"face-down","previous":"face-up"}"#)
-        let uikit = try Motionctl.run(["orientation", "--trace", Self.sweep, "--speed", "max", "--format", "jsonl"])
+        let uikit = try await Motionctl.run(["orientation", "--trace", Self.sweep, "--speed", "max", "--format", "jsonl"])
         #expect(uikit.lines.count == 6)
         #expect(
             uikit.lines[1] == #"{"type":"orientation","t":3.49,"orientation":"landscapeLeft","previous":"portrait"}"#)
     }
 
-    @Test func orientationSettingsChangeTheTiming() throws {
-        let result = try Motionctl.run(["orientation", "--trace", Self.sweep, "--speed", "max", "--settle", "1"])
+    @Test func orientationSettingsChangeTheTiming() async throws {
+        let result = try await Motionctl.run(["orientation", "--trace", Self.sweep, "--speed", "max", "--settle", "1"])
         #expect(result.status == 0)
         #expect(result.lines.count == 6)
         #expect(result.lines.first == "1.000    Device orientation changed: portrait")
     }
 
-    @Test func realtimeIsTheDefaultSpeed() throws {
+    @Test func realtimeIsTheDefaultSpeed() async throws {
         var scenario = Scenario(name: "short", start: .portrait)
         scenario.append(.hold(0.6))
         let path = try Motionctl.temporaryFile(TraceWriterShim.render(scenario))
         let clock = ContinuousClock()
         let start = clock.now
-        let result = try Motionctl.run(["orientation", "--trace", path])
+        let result = try await Motionctl.run(["orientation", "--trace", path])
         let elapsed = clock.now - start
         #expect(result.status == 0)
         #expect(result.lines == ["0.500    Device orientation changed: portrait"])
         #expect(elapsed >= .milliseconds(550))
     }
 
-    @Test func evaluateReportsTheFigures() throws {
-        let shake = try Motionctl.run(["shake", "--evaluate", "--scenario-seeds", "5000-5004"])
+    @Test func evaluateReportsTheFigures() async throws {
+        let shake = try await Motionctl.run(["shake", "--evaluate", "--scenario-seeds", "5000-5004"])
         #expect(shake.status == 0)
         #expect(
             shake.lines.first?.hasPrefix("shake detection on 5 scenarios (Scenario.random, seeds 5000-5004") == true)
         #expect(shake.lines.contains { $0.hasPrefix("precision 1.0000, recall 1.0000") })
-        let orientation = try Motionctl.run(["orientation", "--evaluate", "--scenario-seeds", "5000-5004"])
+        let orientation = try await Motionctl.run(["orientation", "--evaluate", "--scenario-seeds", "5000-5004"])
         #expect(orientation.status == 0)
         #expect(orientation.lines.contains { $0.hasPrefix("changes ") && $0.hasSuffix(", spurious 0, flaps 0") })
     }
@@ -375,17 +375,17 @@ import Testing
     ]
 
     @Test(arguments: usageCases)
-    func usageErrors(arguments: [String], status: Int32) throws {
-        let result = try Motionctl.run(arguments)
+    func usageErrors(arguments: [String], status: Int32) async throws {
+        let result = try await Motionctl.run(arguments)
         #expect(result.status == status)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.hasPrefix("motionctl: error: "))
     }
 
-    @Test func aTraceWithoutAnAccelerometerIsAUsageError() throws {
+    @Test func aTraceWithoutAnAccelerometerIsAUsageError() async throws {
         let path = try Motionctl.temporaryFile("t,gx,gy,gz\n0,0,0,0\n")
         for command in ["shake", "orientation"] {
-            let result = try Motionctl.run([command, "--trace", path, "--speed", "max"])
+            let result = try await Motionctl.run([command, "--trace", path, "--speed", "max"])
             #expect(result.status == 64)
             #expect(result.stderr.contains("no accelerometer"))
         }

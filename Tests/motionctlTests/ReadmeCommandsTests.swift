@@ -24,8 +24,8 @@ import Testing
     }
 
     @Test(arguments: commands)
-    func runs(arguments: [String]) throws {
-        let result = try Motionctl.run(arguments + ["--speed", "max"])
+    func runs(arguments: [String]) async throws {
+        let result = try await Motionctl.run(arguments + ["--speed", "max"])
         #expect(result.status == 0, "\(arguments): \(result.stderr)")
         #expect(result.stderr.isEmpty, "\(arguments): \(result.stderr)")
         let lines = result.stdout.split(separator: "\n")

@@ -14,13 +14,13 @@ import Testing
         ("simulated-shakes-with-distractors.csv",
          ["simulate", "--scenario", "shakeSequence", "--scenario-seed", "1", "--seed", "2", "--rate", "100"]),
     ])
-    func simulatedRecordingsRegenerate(file: String, arguments: [String]) throws {
-        let result = try Motionctl.run(arguments)
+    func simulatedRecordingsRegenerate(file: String, arguments: [String]) async throws {
+        let result = try await Motionctl.run(arguments)
         #expect(result.status == 0)
         #expect(result.stdout == (try Self.shipped(file)))
     }
 
-    @Test func broadExcerptKeepsItsAttributionAndLength() throws {
+    @Test func broadExcerptKeepsItsAttributionAndLength() async throws {
         let text = try Self.shipped("broad-slow-rotation-excerpt.csv")
         let lines = text.split(separator: "\n")
         #expect(lines.contains { $0.hasPrefix("# Licence: CC-BY-4.0") })

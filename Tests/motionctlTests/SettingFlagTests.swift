@@ -48,42 +48,42 @@ import Testing
     }
 
     /// `command --trace FILE --speed max FLAG=VALUE` on a two-sample trace with the sensors the command needs.
-    private func runCommand(_ test: Case, _ value: String) throws -> CommandResult {
+    private func runCommand(_ test: Case, _ value: String) async throws -> CommandResult {
         let trace = try Motionctl.temporaryFile(
             test.command == ["attitude"] ? Self.accelerometerAndGyroscope : Self.accelerometer)
-        return try Motionctl.run(
+        return try await Motionctl.run(
             test.command + ["--trace", trace, "--speed", "max", "\(test.flag)=\(value)"],
             environment: try environment())
     }
 
-    private func runSettings(_ test: Case, _ value: String) throws -> CommandResult {
-        try Motionctl.run(["settings", "--set", "\(test.key)=\(value)"], environment: try environment())
+    private func runSettings(_ test: Case, _ value: String) async throws -> CommandResult {
+        try await Motionctl.run(["settings", "--set", "\(test.key)=\(value)"], environment: try environment())
     }
 
     @Test(arguments: cases)
-    func aValueTheSettingAcceptsIsAcceptedByTheFlag(_ test: Case) throws {
-        let setting = try runSettings(test, test.inside)
+    func aValueTheSettingAcceptsIsAcceptedByTheFlag(_ test: Case) async throws {
+        let setting = try await runSettings(test, test.inside)
         #expect(setting.status == 0, "\(setting.stderr)")
         #expect(setting.stdout.contains("\(test.key) = \(test.inside)"))
-        let flag = try runCommand(test, test.inside)
+        let flag = try await runCommand(test, test.inside)
         #expect(flag.status == 0, "\(flag.stderr)")
         #expect(flag.stderr.isEmpty)
     }
 
     @Test(arguments: cases)
-    func aValueTheSettingRejectsIsRejectedByTheFlagWithTheSameWords(_ test: Case) throws {
+    func aValueTheSettingRejectsIsRejectedByTheFlagWithTheSameWords(_ test: Case) async throws {
         let problem = "expected \(test.allowed), found \"\(test.outside)\""
-        let setting = try runSettings(test, test.outside)
+        let setting = try await runSettings(test, test.outside)
         #expect(setting.status == 64)
         #expect(setting.stderr.contains("\(test.key) (command line \(test.key)=\(test.outside)): \(problem)"))
-        let flag = try runCommand(test, test.outside)
+        let flag = try await runCommand(test, test.outside)
         #expect(flag.status == 64)
         #expect(flag.stdout.isEmpty)
         #expect(flag.stderr.hasPrefix("motionctl: error: \(test.flag): \(problem)"), "\(flag.stderr)")
     }
 
-    @Test func helpStatesTheSettingsRange() throws {
-        let result = try Motionctl.run(["shake", "--help"])
+    @Test func helpStatesTheSettingsRange() async throws {
+        let result = try await Motionctl.run(["shake", "--help"])
         let help = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(help.contains("Allowed: a number of g in (0, 10] (shake.threshold)."))
     }

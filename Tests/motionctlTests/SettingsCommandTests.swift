@@ -11,9 +11,9 @@ import Testing
         return home
     }
 
-    @Test func printsEffectiveValuesAndSources() throws {
+    @Test func printsEffectiveValuesAndSources() async throws {
         let home = try configHome("orientation.settleTime = 0.8\n")
-        let result = try Motionctl.run(
+        let result = try await Motionctl.run(
             ["settings", "--set", "shake.minimumReversals=3"],
             environment: ["XDG_CONFIG_HOME": home, "SWIFT_MOTION_SHAKE_THRESHOLD": "0.45"])
         #expect(result.status == 0)
@@ -23,7 +23,7 @@ import Testing
         #expect(lines.contains("shake.minimumReversals = 3 (command line shake.minimumReversals=3)"))
         #expect(lines.contains("deviceMotion.referenceFrame = xArbitraryZVertical (default)"))
 
-        let json = try Motionctl.run(["settings", "--json"], environment: ["XDG_CONFIG_HOME": home])
+        let json = try await Motionctl.run(["settings", "--json"], environment: ["XDG_CONFIG_HOME": home])
         let root = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
         let entries = try #require(root?["settings"] as? [[String: Any]])
         let settle = try #require(entries.first { $0["key"] as? String == "orientation.settleTime" })
@@ -31,30 +31,30 @@ import Testing
         #expect(settle["allowed"] as? String == "a number of s in [0, 10]")
     }
 
-    @Test func rejectsAnInvalidValueNamingKeySourceAndRange() throws {
+    @Test func rejectsAnInvalidValueNamingKeySourceAndRange() async throws {
         let home = try configHome("# mine\n\norientation.hysteresis = 50\n")
-        let result = try Motionctl.run(["settings"], environment: ["XDG_CONFIG_HOME": home])
+        let result = try await Motionctl.run(["settings"], environment: ["XDG_CONFIG_HOME": home])
         #expect(result.status == 64)
         #expect(result.stderr.contains(
             "\(home)/swift-motion/settings.conf:3: orientation.hysteresis: expected a number of ° in [0, 45), found \"50\""))
         // The event commands read the same settings, and stop on the same error.
-        let shake = try Motionctl.run(
+        let shake = try await Motionctl.run(
             ["shake", "--trace", "Recordings/simulated-shakes-with-distractors.csv", "--speed", "max"],
             environment: ["XDG_CONFIG_HOME": home])
         #expect(shake.status == 64)
     }
 
-    @Test func eventCommandsTakeTheirDefaultsFromSettingsAndFlagsWin() throws {
+    @Test func eventCommandsTakeTheirDefaultsFromSettingsAndFlagsWin() async throws {
         let trace = ["shake", "--trace", "Recordings/simulated-shakes-with-distractors.csv", "--speed", "max"]
         let empty = try configHome("")
-        let byDefault = try Motionctl.run(trace, environment: ["XDG_CONFIG_HOME": empty])
+        let byDefault = try await Motionctl.run(trace, environment: ["XDG_CONFIG_HOME": empty])
         #expect(byDefault.status == 0)
         #expect(byDefault.stdout.contains("Shake began"))
-        let insensitive = try Motionctl.run(
+        let insensitive = try await Motionctl.run(
             trace, environment: ["XDG_CONFIG_HOME": empty, "SWIFT_MOTION_SHAKE_THRESHOLD": "9"])
         #expect(insensitive.status == 0)
         #expect(!insensitive.stdout.contains("Shake"), "a 9 g threshold finds no shake")
-        let flagWins = try Motionctl.run(
+        let flagWins = try await Motionctl.run(
             trace + ["--threshold", "0.3"], environment: ["XDG_CONFIG_HOME": empty, "SWIFT_MOTION_SHAKE_THRESHOLD": "9"])
         #expect(flagWins.stdout == byDefault.stdout)
     }

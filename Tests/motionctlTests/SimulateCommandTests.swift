@@ -5,18 +5,18 @@ import Testing
 
 /// `motionctl simulate` end to end.
 @Suite struct SimulateCommandTests {
-    @Test func sameOptionsGiveTheSameBytes() throws {
+    @Test func sameOptionsGiveTheSameBytes() async throws {
         let arguments = ["simulate", "--scenario", "shakeSequence", "--scenario-seed", "7", "--seed", "3"]
-        let first = try Motionctl.run(arguments)
-        let second = try Motionctl.run(arguments)
+        let first = try await Motionctl.run(arguments)
+        let second = try await Motionctl.run(arguments)
         #expect(first.status == 0)
         #expect(!first.stdout.isEmpty && first.stdout == second.stdout)
-        let other = try Motionctl.run(["simulate", "--scenario", "shakeSequence", "--scenario-seed", "7", "--seed", "4"])
+        let other = try await Motionctl.run(["simulate", "--scenario", "shakeSequence", "--scenario-seed", "7", "--seed", "4"])
         #expect(other.stdout != first.stdout)
     }
 
-    @Test func writesACanonicalTraceTheReaderAccepts() throws {
-        let result = try Motionctl.run([
+    @Test func writesACanonicalTraceTheReaderAccepts() async throws {
+        let result = try await Motionctl.run([
             "simulate", "--scenario", "orientationSweep", "--rate", "50", "--sensors", "accel,gyro,mag",
         ])
         #expect(result.status == 0)
@@ -36,11 +36,11 @@ import Testing
         #expect(abs(a.y + 1) < 0.05 && abs(a.x) < 0.05 && abs(a.z) < 0.05)
     }
 
-    @Test func writesToAFileAndRoundsToTheRequestedDigits() throws {
+    @Test func writesToAFileAndRoundsToTheRequestedDigits() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("simulate-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let path = dir.appendingPathComponent("walk.csv").path
-        let result = try Motionctl.run(["simulate", "--scenario", "walking", "--digits", "4", "--output", path])
+        let result = try await Motionctl.run(["simulate", "--scenario", "walking", "--digits", "4", "--output", path])
         #expect(result.status == 0 && result.stdout.isEmpty)
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let values = text.split(separator: "\n").filter { !$0.hasPrefix("#") }.dropFirst()
@@ -50,28 +50,28 @@ import Testing
     }
 
     /// An existing --output is kept (status 73, the file as it was) unless --overwrite replaces it.
-    @Test func keepsAnExistingFileUnlessAskedToReplaceIt() throws {
+    @Test func keepsAnExistingFileUnlessAskedToReplaceIt() async throws {
         let path = try Motionctl.temporaryFile("precious\n", name: "walk.csv")
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        let refused = try Motionctl.run(["simulate", "--scenario", "walking", "--output", path])
+        let refused = try await Motionctl.run(["simulate", "--scenario", "walking", "--output", path])
         #expect(refused.status == 73)
         #expect(refused.stderr.contains("\(path): the file already exists") && refused.stderr.contains("--overwrite"))
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "precious\n")
-        let replaced = try Motionctl.run(["simulate", "--scenario", "walking", "--output", path, "--overwrite"])
+        let replaced = try await Motionctl.run(["simulate", "--scenario", "walking", "--output", path, "--overwrite"])
         #expect(replaced.status == 0, "\(replaced.stderr)")
         let reader = try TraceReader(path: path)
         #expect(try reader.next() != nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["walk.csv"])  // no .partial left
     }
 
-    @Test func rejectsAnUnknownScenario() throws {
-        let result = try Motionctl.run(["simulate", "--scenario", "juggling"])
+    @Test func rejectsAnUnknownScenario() async throws {
+        let result = try await Motionctl.run(["simulate", "--scenario", "juggling"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("orientationSweep"))
     }
 
-    @Test func unwritableOutputIsAnIOError() throws {
-        let result = try Motionctl.run(["simulate", "--scenario", "walking", "--output", "/nonexistent/dir/x.csv"])
+    @Test func unwritableOutputIsAnIOError() async throws {
+        let result = try await Motionctl.run(["simulate", "--scenario", "walking", "--output", "/nonexistent/dir/x.csv"])
         #expect(result.status == 74)
         #expect(result.stderr.contains("/nonexistent/dir/x.csv"))
     }

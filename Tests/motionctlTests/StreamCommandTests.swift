@@ -15,8 +15,8 @@ import Testing
 
         """
 
-    @Test func replaysTheShippedRecordingWithItsAttribution() throws {
-        let result = try Motionctl.run(["stream", "--trace", Self.excerpt, "--speed", "max"])
+    @Test func replaysTheShippedRecordingWithItsAttribution() async throws {
+        let result = try await Motionctl.run(["stream", "--trace", Self.excerpt, "--speed", "max"])
         #expect(result.status == 0)
         #expect(result.stderr.isEmpty)
         let lines = result.lines
@@ -31,8 +31,8 @@ import Testing
         #expect(rows.allSatisfy { $0.split(separator: ",", omittingEmptySubsequences: false).count == 10 })
     }
 
-    @Test func thinsFiltersAndWritesJSONLines() throws {
-        let result = try Motionctl.run([
+    @Test func thinsFiltersAndWritesJSONLines() async throws {
+        let result = try await Motionctl.run([
             "stream", "--trace", Self.excerpt, "--speed", "max", "--format", "jsonl", "--sensors", "accel",
             "--interval", "0.1",
         ])
@@ -56,9 +56,9 @@ import Testing
         #expect(times.enumerated().allSatisfy { k, t in t >= Double(k) * 0.1 - 1e-9 && t < Double(k) * 0.1 + 0.0035 })
     }
 
-    @Test func lowPassFollowsTheListing() throws {
+    @Test func lowPassFollowsTheListing() async throws {
         let path = try Motionctl.temporaryFile(Self.stepTrace)
-        let result = try Motionctl.run([
+        let result = try await Motionctl.run([
             "stream", "--trace", path, "--speed", "max", "--sensors", "accel", "--low-pass", "0.5",
         ])
         #expect(result.status == 0)
@@ -69,23 +69,23 @@ import Testing
         #expect(ax == [0.5, 0.75, 0.875, 0.9375])
     }
 
-    @Test func gyroscopeGapsStayEmpty() throws {
+    @Test func gyroscopeGapsStayEmpty() async throws {
         let path = try Motionctl.temporaryFile(Self.stepTrace)
-        let result = try Motionctl.run(["stream", "--trace", path, "--speed", "max", "--sensors", "gyro"])
+        let result = try await Motionctl.run(["stream", "--trace", path, "--speed", "max", "--sensors", "gyro"])
         #expect(result.status == 0)
         // The row at t = 0.02 has no gyroscope reading, so nothing is delivered for it.
         #expect(result.lines.filter { !$0.hasPrefix("#") }.count == 4)
     }
 
-    @Test func readsStandardInput() throws {
-        let result = try Motionctl.run(["stream", "--trace", "-", "--speed", "max"], stdin: Data(Self.stepTrace.utf8))
+    @Test func readsStandardInput() async throws {
+        let result = try await Motionctl.run(["stream", "--trace", "-", "--speed", "max"], stdin: Data(Self.stepTrace.utf8))
         #expect(result.status == 0)
         #expect(result.lines.filter { !$0.hasPrefix("#") }.count == 5)
     }
 
-    @Test func badDataExitsWith65NamingFileLineAndColumn() throws {
+    @Test func badDataExitsWith65NamingFileLineAndColumn() async throws {
         let path = try Motionctl.temporaryFile("t,ax,ay,az\n0,0,0,-1\n0.01,0,zero,-1\n")
-        let result = try Motionctl.run(["stream", "--trace", path, "--speed", "max"])
+        let result = try await Motionctl.run(["stream", "--trace", path, "--speed", "max"])
         #expect(result.status == 65)
         let message = result.stderr.split(separator: "\n")
         #expect(message.count == 1)
@@ -95,17 +95,17 @@ import Testing
         #expect(result.lines.filter { !$0.hasPrefix("#") } == ["t,ax,ay,az", "0,0,0,-1"])
     }
 
-    @Test func lenientModeSkipsAndReports() throws {
+    @Test func lenientModeSkipsAndReports() async throws {
         let path = try Motionctl.temporaryFile("t,ax,ay,az\n0,0,0,-1\n0.01,0,zero,-1\n0.02,0,0,-1\n")
-        let result = try Motionctl.run(["stream", "--trace", path, "--speed", "max", "--lenient"])
+        let result = try await Motionctl.run(["stream", "--trace", path, "--speed", "max", "--lenient"])
         #expect(result.status == 0)
         #expect(result.lines.filter { !$0.hasPrefix("#") }.count == 3)
         #expect(result.stderr.contains("1"))
         #expect(result.stderr.hasPrefix("motionctl: warning:"))
     }
 
-    @Test func missingFileExitsWith66() throws {
-        let result = try Motionctl.run(["stream", "--trace", "/nonexistent/trace.csv"])
+    @Test func missingFileExitsWith66() async throws {
+        let result = try await Motionctl.run(["stream", "--trace", "/nonexistent/trace.csv"])
         #expect(result.status == 66)
         #expect(result.stderr.contains("/nonexistent/trace.csv"))
     }
@@ -117,20 +117,20 @@ import Testing
         ["stream", "--trace", "x.csv", "--interval", "-1"],
         ["stream"],
     ])
-    func usageErrorsExitWith64(arguments: [String]) throws {
-        let result = try Motionctl.run(arguments)
+    func usageErrorsExitWith64(arguments: [String]) async throws {
+        let result = try await Motionctl.run(arguments)
         #expect(result.status == 64)
         #expect(!result.stderr.isEmpty)
     }
 
-    @Test func missingSensorIsAUsageError() throws {
+    @Test func missingSensorIsAUsageError() async throws {
         let path = try Motionctl.temporaryFile("t,ax,ay,az\n0,0,0,-1\n")
-        let result = try Motionctl.run(["stream", "--trace", path, "--sensors", "mag"])
+        let result = try await Motionctl.run(["stream", "--trace", path, "--sensors", "mag"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("mag"))
     }
 
-    @Test func closedPipeEndsQuietly() throws {
+    @Test func closedPipeEndsQuietly() async throws {
         let shell = Process()
         shell.executableURL = URL(fileURLWithPath: "/bin/bash")
         shell.arguments = [
@@ -147,7 +147,7 @@ import Testing
         #expect(errText.isEmpty)
     }
 
-    @Test func interruptFinishesTheLineAndExitsCleanly() throws {
+    @Test func interruptFinishesTheLineAndExitsCleanly() async throws {
         let process = Process()
         process.executableURL = Motionctl.executable
         process.arguments = ["stream", "--trace", Self.excerpt, "--speed", "realtime"]
