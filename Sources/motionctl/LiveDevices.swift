@@ -185,14 +185,16 @@ struct LiveSession {
             hasOpened = true
             var reported: [CaptureDetails] = []
             reportChanges(in: capture.details, since: &reported)
-            if writer != nil && disconnected {
+            if disconnected {
                 disconnected = false
                 let names = capture.details.map { "\($0.device.id) (\($0.device.name))" }.joined(separator: ", ")
                 printToStandardError("motionctl: \(names) connected; resuming")
-                try writer!.writeEvent(
-                    type: "connected", timestamp: max(lastTimestamp, boottimeNow()),
-                    fields: [("devices", .string(names))])
-                try writer!.flush()
+                if let writer {  // an output that was already started records the event
+                    try writer.writeEvent(
+                        type: "connected", timestamp: max(lastTimestamp, boottimeNow()),
+                        fields: [("devices", .string(names))])
+                    try writer.flush()
+                }
             }
 
             do {
