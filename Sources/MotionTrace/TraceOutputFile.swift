@@ -19,7 +19,7 @@ public import MotionCore
 public final class TraceOutputFile {
     /// What to do when a file already exists at the path.
     public enum ExistingFile: Sendable {
-        /// Fail with ``MotionError/Code/outputExists``: the existing file is kept.
+        /// Fail with `MotionError.Code.outputExists`: the existing file is kept.
         case refuse
         /// Replace the existing file, atomically, at ``TraceOutputFile/commit()``.
         case replace
@@ -37,8 +37,8 @@ public final class TraceOutputFile {
 
     /// Opens the temporary file for `path`, or standard output for `-`.
     ///
-    /// - Throws: ``MotionError/Code/outputExists`` when `existing` is ``ExistingFile/refuse`` and `path` exists
-    ///   (checked again at the commit); ``MotionError/Code/permissionDenied`` or ``MotionError/Code/ioFailure``
+    /// - Throws: `MotionError.Code.outputExists` when `existing` is ``ExistingFile/refuse`` and `path` exists
+    ///   (checked again at the commit); `MotionError.Code.permissionDenied` or `MotionError.Code.ioFailure`
     ///   when the folder cannot take the file.
     public init(path: String, existing: ExistingFile) throws(MotionError) {
         self.path = path
@@ -70,7 +70,7 @@ public final class TraceOutputFile {
         }
     }
 
-    /// Fails with ``MotionError/Code/outputExists`` when something exists at `path` (`-` never does).
+    /// Fails with `MotionError.Code.outputExists` when something exists at `path` (`-` never does).
     public static func checkAbsent(_ path: String) throws(MotionError) {
         guard path != "-" else { return }
         var status = stat()
