@@ -135,3 +135,14 @@ public enum RotationAxis: Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension Attitude {
+    /// The `index`-th of a sequence of attitudes spread over all directions: roll steps by the golden angle,
+    /// the sine of pitch by the golden ratio (equal area), yaw by 1.3 rad. Consecutive ones are far apart, and a
+    /// few dozen cover the sphere, as a magnetometer calibration needs ("tumbling" scenarios).
+    public static func spread(_ index: Int) -> Attitude {
+        let roll = (Double(index) * 2.399963).truncatingRemainder(dividingBy: 2 * .pi) - .pi
+        let pitch = Double.asin(2 * (Double(index) * 0.618034).truncatingRemainder(dividingBy: 1) - 1)
+        return Attitude(roll: roll, pitch: pitch, yaw: Double(index) * 1.3)
+    }
+}

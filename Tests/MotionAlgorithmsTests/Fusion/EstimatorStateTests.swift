@@ -11,9 +11,7 @@ import Testing
     static var frames: [SimulatedFrame] {
         var scenario = Scenario(name: "tumbling with holds", start: .faceUp)
         for i in 1...40 {
-            let roll = (Double(i) * 2.399963).truncatingRemainder(dividingBy: 2 * .pi) - .pi
-            let pitch = Double.asin(2 * (Double(i) * 0.618034).truncatingRemainder(dividingBy: 1) - 1)
-            scenario.append(.rotate(to: Attitude(roll: roll, pitch: pitch, yaw: Double(i) * 1.3), duration: 1))
+            scenario.append(.rotate(to: .spread(i), duration: 1))
             if i % 10 == 0 { scenario.append(.hold(3)) }
         }
         let options = SimulationOptions(
@@ -22,14 +20,15 @@ import Testing
         return Array(try! Simulation(scenario: scenario, options: options).frames)
     }
 
-    static func roundTrip(_ state: DeviceMotionFilter.State) throws -> DeviceMotionFilter.State {
+    /// `value` encoded to JSON and decoded again (non-finite numbers as strings).
+    static func roundTrip<Value: Codable>(_ value: Value) throws -> Value {
         let encoder = JSONEncoder()
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
             positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         let decoder = JSONDecoder()
         decoder.nonConformingFloatDecodingStrategy = .convertFromString(
             positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        return try decoder.decode(DeviceMotionFilter.State.self, from: encoder.encode(state))
+        return try decoder.decode(Value.self, from: encoder.encode(value))
     }
 
     @Test(arguments: [AttitudeReferenceFrame.xArbitraryZVertical, .xArbitraryCorrectedZVertical,
@@ -126,13 +125,7 @@ import Testing
                 magneticField: s.magneticField.map { SIMD3<Float>($0.vector) }, at: s.timestamp)
         }
         for f in frames[..<1500] { feed(&first, f.sample) }
-        let encoder = JSONEncoder()
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(
-            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        let decoder = JSONDecoder()
-        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
-            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        var restored = try decoder.decode(AttitudeEstimator<Float>.self, from: encoder.encode(first))
+        var restored = try Self.roundTrip(first)
         var differing = 0
         for (i, f) in frames.enumerated() {
             feed(&uninterrupted, f.sample)

@@ -13,9 +13,7 @@ import Testing
     static var tumbling: Scenario {
         var scenario = Scenario(name: "tumbling", start: .faceUp)
         for i in 1...40 {
-            let roll = (Double(i) * 2.399963).truncatingRemainder(dividingBy: 2 * .pi) - .pi
-            let pitch = Double.asin(2 * (Double(i) * 0.618034).truncatingRemainder(dividingBy: 1) - 1)
-            scenario.append(.rotate(to: Attitude(roll: roll, pitch: pitch, yaw: Double(i) * 1.3), duration: 1))
+            scenario.append(.rotate(to: .spread(i), duration: 1))
         }
         return scenario
     }

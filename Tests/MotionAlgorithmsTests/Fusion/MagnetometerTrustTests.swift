@@ -14,9 +14,7 @@ import Testing
     static var fastRotationWithBreaks: Scenario {
         var scenario = Scenario(name: "fast rotation with breaks", start: .faceUp)
         for i in 1...60 {
-            let roll = (Double(i) * 2.399963).truncatingRemainder(dividingBy: 2 * .pi) - .pi
-            let pitch = Double.asin(2 * (Double(i) * 0.618034).truncatingRemainder(dividingBy: 1) - 1)
-            scenario.append(.rotate(to: Attitude(roll: roll, pitch: pitch, yaw: Double(i) * 1.3), duration: 0.5))
+            scenario.append(.rotate(to: .spread(i), duration: 0.5))
             scenario.append(.hold(i % 5 == 0 ? 10 : 0.5))
         }
         return scenario
@@ -26,9 +24,7 @@ import Testing
     static func turning(_ turn: Double) -> Scenario {
         var scenario = Scenario(name: "turns of \(turn) s", start: .faceUp)
         for i in 1...40 {
-            let roll = (Double(i) * 2.399963).truncatingRemainder(dividingBy: 2 * .pi) - .pi
-            let pitch = Double.asin(2 * (Double(i) * 0.618034).truncatingRemainder(dividingBy: 1) - 1)
-            scenario.append(.rotate(to: Attitude(roll: roll, pitch: pitch, yaw: Double(i) * 1.3), duration: turn))
+            scenario.append(.rotate(to: .spread(i), duration: turn))
             if i % 5 == 0 { scenario.append(.hold(10)) }
         }
         return scenario
