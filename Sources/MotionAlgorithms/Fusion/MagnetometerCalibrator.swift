@@ -124,6 +124,9 @@ public struct MagnetometerCalibrator: Sendable, Codable {
     var appliedLevel = MagneticFieldCalibrationAccuracy.uncalibrated
     var previous: SIMD3<Double>?
     var previousLevel = MagneticFieldCalibrationAccuracy.uncalibrated
+    // While the raw readings are used: their strength was consistent at the last checks (at most
+    // `consistentSpread`, and not yet above twice it), so they need no offset removed.
+    var rawIsConsistent = false
     // Spreads at the last check: raw readings, the fit in use.
     var lastRawSpread: Double = .nan
     var lastAppliedSpread: Double = .nan
@@ -137,8 +140,12 @@ public struct MagnetometerCalibrator: Sendable, Codable {
     /// The hard-iron offset in use, in µT (device frame): the latest fit that has earned trust (see
     /// ``isFitApplied``), or zero while the raw readings are used.
     public var bias: SIMD3<Double> { applied }
-    /// The accuracy of the fit in use (`uncalibrated` while the raw readings are used).
-    public var accuracy: MagneticFieldCalibrationAccuracy { appliedLevel }
+    /// The accuracy of the field reported: the applied fit's level. While the raw readings are used, the latest fit's
+    /// level (from coverage, spread and residual) when the raw strength itself has been consistent over turns (a
+    /// device with no offset worth removing is calibrated as it is), else `uncalibrated`.
+    public var accuracy: MagneticFieldCalibrationAccuracy {
+        appliedLevel >= .low ? appliedLevel : (rawIsConsistent ? level : .uncalibrated)
+    }
     /// `true` while a fit is applied; `false` while the reported field is the raw reading.
     public var isFitApplied: Bool { appliedLevel >= .low }
     /// The latest fit's centre, in µT, whether or not it is applied (zero before the first fit that reaches `low`).
@@ -166,7 +173,7 @@ public struct MagnetometerCalibrator: Sendable, Codable {
 
     /// `field` with the estimated offset removed, and the accuracy.
     public func calibrated(_ field: SIMD3<Double>) -> CalibratedMagneticField {
-        CalibratedMagneticField(field: MagneticField(field - applied), accuracy: appliedLevel)
+        CalibratedMagneticField(field: MagneticField(field - applied), accuracy: accuracy)
     }
 
     /// Processes one reading and returns it calibrated.
@@ -262,6 +269,12 @@ public struct MagnetometerCalibrator: Sendable, Codable {
             }
             previous = nil
         }
+        // Twice the threshold to lose it: a raw spread near the threshold does not make the accuracy flicker.
+        if raw <= c.consistentSpread {
+            rawIsConsistent = true
+        } else if raw > 2 * c.consistentSpread {
+            rawIsConsistent = false
+        }
         lastRawSpread = raw
         lastAppliedSpread = inUse
     }
@@ -347,6 +360,7 @@ public struct MagnetometerCalibrator: Sendable, Codable {
         lastFitTimestamp = -.infinity
         fitSinceCheck = false
         level = .uncalibrated
+        rawIsConsistent = false
         fittedResidual = .infinity
         fittedSpread = 0
         disturbedTime = 0
