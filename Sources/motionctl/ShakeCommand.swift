@@ -275,21 +275,6 @@ func requireAccelerometer(_ reader: TraceReader, path: String) throws(MotionErro
     }
 }
 
-/// `x` with exactly `digits` decimals, such as `fixed(2.5, 3)` = `2.500`.
-func fixed(_ x: Double, _ digits: Int) -> String {
-    guard x.isFinite else { return "\(x)" }
-    var scale = 1.0
-    for _ in 0..<digits { scale *= 10 }
-    let scaled = (abs(x) * scale).rounded()
-    guard scaled < 9e15 else { return "\(x)" }
-    let units = Int64(scaled)
-    let whole = units / Int64(scale)
-    var fraction = String(units % Int64(scale))
-    while fraction.count < digits { fraction = "0" + fraction }
-    let sign = x < 0 && units != 0 ? "-" : ""
-    return digits == 0 ? "\(sign)\(whole)" : "\(sign)\(whole).\(fraction)"
-}
-
 /// A range of scenario seeds: `N` or `FIRST-LAST`.
 struct SeedRange: ExpressibleByArgument, CustomStringConvertible {
     let first: UInt64
