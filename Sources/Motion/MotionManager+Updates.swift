@@ -37,8 +37,10 @@ extension MotionManager {
         using frame: AttitudeReferenceFrame? = nil, interval: Double? = nil,
         bufferingPolicy: MotionBufferingPolicy = .stateDefault
     ) -> MotionUpdates<DeviceMotion> {
-        updates(.deviceMotion(frame ?? engine.configuration.referenceFrame), interval: interval ?? deviceMotionUpdateInterval, policy: bufferingPolicy,
-                route: MotionEngine.Route.deviceMotion)
+        updates(
+            .deviceMotion(frame ?? engine.configuration.referenceFrame),
+            interval: interval ?? deviceMotionUpdateInterval, policy: bufferingPolicy,
+            route: MotionEngine.Route.deviceMotion)
     }
 
     /// Subscribes to shake events (`began`, then `ended` or `cancelled`).

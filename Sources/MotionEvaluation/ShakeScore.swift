@@ -29,10 +29,14 @@ package struct ShakeScore {
     /// Seismic only: reports after the first within one shake.
     package var repeats = 0
 
-    package var precision: Double { detected + falseBegins == 0 ? 1 : Double(detected) / Double(detected + falseBegins) }
+    package var precision: Double {
+        detected + falseBegins == 0 ? 1 : Double(detected) / Double(detected + falseBegins)
+    }
     package var recall: Double { shakes == 0 ? 1 : Double(detected) / Double(shakes) }
 
-    package mutating func add(scenario: Scenario, simulation: Simulation, configuration: ShakeDetector<Double>.Configuration) {
+    package mutating func add(
+        scenario: Scenario, simulation: Simulation, configuration: ShakeDetector<Double>.Configuration
+    ) {
         scenarios += 1
         var detector = ShakeDetector<Double>(configuration: configuration)
         var events: [ShakeEvent] = []

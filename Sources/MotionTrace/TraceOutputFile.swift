@@ -97,7 +97,8 @@ public final class TraceOutputFile {
             let code = errno
             if code == EEXIST {
                 throw MotionError(
-                    .outputExists, "a file appeared at this path while recording; the recording is kept in \(partialPath)",
+                    .outputExists,
+                    "a file appeared at this path while recording; the recording is kept in \(partialPath)",
                     at: .init(file: path))
             }
             throw MotionError(

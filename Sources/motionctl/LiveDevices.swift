@@ -296,7 +296,8 @@ struct LiveSession {
             if let fallback = detail.fallback { capture += " (instead of buffered: \(fallback))" }
             if let rate = detail.samplingFrequency { capture += " at \(DeviceReport.number(rate)) Hz" }
             if let trigger = detail.trigger { capture += ", trigger \(trigger)" }
-            capture += ", \(detail.batchSize) scan\(detail.batchSize == 1 ? "" : "s") per wake-up, timestamps \(detail.timestamps)"
+            capture += ", \(detail.batchSize) scan\(detail.batchSize == 1 ? "" : "s") per wake-up"
+            capture += ", timestamps \(detail.timestamps)"
             metadata["capture_\(detail.device.id.replacingColons())"] = capture
         }
         metadata["notes"] =

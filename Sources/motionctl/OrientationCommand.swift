@@ -142,7 +142,9 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
             score.add(scenario: scenario, simulation: simulation, configuration: configuration)
         }
         let output = try EventOutput(format: .text)
-        for line in score.report(settings: evaluation.settingsDescription, verbose: evaluation.verbose) { try output.writeLine(line) }
+        for line in score.report(settings: evaluation.settingsDescription, verbose: evaluation.verbose) {
+            try output.writeLine(line)
+        }
         try output.flush()
     }
 }
