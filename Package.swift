@@ -82,7 +82,10 @@ let package = Package(
         .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace"]),
         .testTarget(name: "MotionTests", dependencies: ["Motion", "MotionTesting", "MotionTrace", "IIOTestbed"]),
         .testTarget(name: "MotionEvaluationTests", dependencies: ["MotionEvaluation", "MotionAlgorithms", "MotionCore", "MotionTesting"]),
-        .testTarget(name: "motionctlTests", dependencies: ["motionctl", "MotionTrace", "IIOTestbed"]),
+        .testTarget(
+            name: "motionctlTests",
+            dependencies: ["motionctl", "Motion", "MotionAlgorithms", "MotionCore", "MotionTrace", "IIOTestbed"]
+        ),
     ]
 )
 

@@ -1,7 +1,8 @@
 public import MotionAlgorithms
 public import MotionCore
 
-/// The settings of the algorithms a ``MotionManager`` runs: fusion, shake detection and orientation.
+/// The settings of the algorithms a ``MotionManager`` (its ``MotionProcessor``) runs: sensor filters, fusion, shake
+/// detection and orientation.
 public struct MotionConfiguration: Sendable {
     /// The attitude estimator's settings (`Docs/Attitude.md`).
     public var attitude: AttitudeEstimatorConfiguration
@@ -15,13 +16,17 @@ public struct MotionConfiguration: Sendable {
     public var shake: ShakeDetector<Double>.Configuration
     /// The orientation classifier's settings (`Docs/MotionEvents.md`).
     public var orientation: OrientationClassifier<Double>.Configuration
+    /// The filter applied to every accelerometer, gyroscope and magnetometer reading delivered (the iPhone guide's
+    /// low-pass or high-pass), each sensor with its own state; `nil` (the default) delivers them as read. Device
+    /// motion, shakes and orientation always use the unfiltered readings (`Docs/Filters.md`).
+    public var sensorFilter: VectorFilter?
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
         attitude: AttitudeEstimatorConfiguration = .init(),
         referenceFrame: AttitudeReferenceFrame = .xArbitraryZVertical, magneticDeclination: Double = 0,
         predictionInterval: Double = 0, shake: ShakeDetector<Double>.Configuration = .init(),
-        orientation: OrientationClassifier<Double>.Configuration = .init()
+        orientation: OrientationClassifier<Double>.Configuration = .init(), sensorFilter: VectorFilter? = nil
     ) {
         self.attitude = attitude
         self.referenceFrame = referenceFrame
@@ -29,6 +34,7 @@ public struct MotionConfiguration: Sendable {
         self.predictionInterval = predictionInterval
         self.shake = shake
         self.orientation = orientation
+        self.sensorFilter = sensorFilter
     }
 }
 

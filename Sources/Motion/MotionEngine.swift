@@ -46,6 +46,13 @@ final class MotionEngine: Sendable {
         var orientation = false
         /// The smallest update interval asked for, in seconds (0: every sample).
         var fastestInterval = 0.0
+
+        /// What the processor computes: every reading the source gives (for the latest values; each subscription
+        /// thins its own), and the frames and events subscribed to.
+        var request: MotionProcessor.Request {
+            MotionProcessor.Request(
+                sensors: .all, referenceFrames: frames, shake: shake, orientation: orientation)
+        }
     }
 
     struct Latest: Sendable {
@@ -227,7 +234,8 @@ final class MotionEngine: Sendable {
     // MARK: Producer
 
     private func produce() async {
-        var processor = Processor(configuration: configuration)
+        var processor = MotionProcessor(configuration: configuration, request: .init())
+        var adopted: Needs?
         var deliveries: [Delivery] = []
         var closed: [Int] = []
         var needs = state.withLock { $0.needs }
@@ -235,7 +243,7 @@ final class MotionEngine: Sendable {
         let lossless = isLossless
         defer { feed.pause() }
         /// Routes `outputs` and sends what is due (waiting for room when lossless); unsubscribes closed ones.
-        func deliver(_ outputs: Outputs) async {
+        func deliver(_ outputs: MotionOutputs) async {
             needs = route(outputs, into: &deliveries)
             for delivery in deliveries {
                 if lossless { await delivery.waitForRoom() }
@@ -271,47 +279,53 @@ final class MotionEngine: Sendable {
                     return
                 }
             }
-            processor.adopt(needs)
+            if needs != adopted {
+                adopted = needs
+                processor.setRequest(needs.request)
+            }
             await deliver(processor.process(sample))
         }
     }
 
     /// Records the latest values and picks the deliveries due; returns what to compute for the next sample.
-    private func route(_ outputs: Outputs, into deliveries: inout [Delivery]) -> Needs {
-        state.withLock { state in
-            if let value = outputs.accelerometer { state.latest.accelerometer = value }
-            if let value = outputs.gyroscope { state.latest.gyroscope = value }
-            if let value = outputs.magnetometer { state.latest.magnetometer = value }
+    private func route(_ outputs: MotionOutputs, into deliveries: inout [Delivery]) -> Needs {
+        let accelerometer = outputs.accelerometer
+        let gyroscope = outputs.gyroscope
+        let magnetometer = outputs.magnetometer
+        return state.withLock { state in
+            if let value = accelerometer { state.latest.accelerometer = value }
+            if let value = gyroscope { state.latest.gyroscope = value }
+            if let value = magnetometer { state.latest.magnetometer = value }
             for motion in outputs.deviceMotion {
                 if let motion { state.latest.deviceMotion[motion.referenceFrame] = motion }
             }
-            if let value = outputs.orientation { state.latest.orientation = value }
+            if let value = outputs.orientationChange { state.latest.orientation = value }
             if let value = outputs.shake { state.latest.shake = value }
             var index = state.registrations.startIndex
             while index != state.registrations.endIndex {
                 let id = state.registrations.keys[index]
                 switch state.registrations.values[index].route {
                 case .accelerometer(let buffer):
-                    if let value = outputs.accelerometer,
+                    if let value = accelerometer,
                         state.registrations.values[index].gate.admit(at: value.timestamp)
                     {
                         deliveries.append(.accelerometer(id, buffer, value))
                     }
                 case .gyroscope(let buffer):
-                    if let value = outputs.gyroscope,
+                    if let value = gyroscope,
                         state.registrations.values[index].gate.admit(at: value.timestamp)
                     {
                         deliveries.append(.gyroscope(id, buffer, value))
                     }
                 case .magnetometer(let buffer):
-                    if let value = outputs.magnetometer,
+                    if let value = magnetometer,
                         state.registrations.values[index].gate.admit(at: value.timestamp)
                     {
                         deliveries.append(.magnetometer(id, buffer, value))
                     }
                 case .deviceMotion(let buffer):
                     if case .deviceMotion(let frame) = state.registrations.values[index].stream,
-                        let value = outputs.deviceMotion[Outputs.slot(frame)],
+                        let value = outputs.deviceMotion(in: frame),
                         state.registrations.values[index].gate.admit(at: value.timestamp)
                     {
                         deliveries.append(.deviceMotion(id, buffer, value))
@@ -319,7 +333,7 @@ final class MotionEngine: Sendable {
                 case .shake(let buffer):
                     if let value = outputs.shake { deliveries.append(.shake(id, buffer, value)) }
                 case .orientation(let buffer):
-                    if let value = outputs.orientation { deliveries.append(.orientation(id, buffer, value)) }
+                    if let value = outputs.orientationChange { deliveries.append(.orientation(id, buffer, value)) }
                 case .pull:
                     break
                 }
@@ -399,94 +413,6 @@ enum Delivery {
         case .shake(_, let buffer, _): await buffer.waitForRoom()
         case .orientation(_, let buffer, _): await buffer.waitForRoom()
         }
-    }
-}
-
-/// What one sample produced.
-struct Outputs {
-    var accelerometer: AccelerometerData?
-    var gyroscope: GyroData?
-    var magnetometer: MagnetometerData?
-    /// By ``slot(_:)``.
-    var deviceMotion: [DeviceMotion?]
-    var shake: ShakeEvent?
-    var orientation: DeviceOrientationChange?
-
-    static func slot(_ frame: AttitudeReferenceFrame) -> Int {
-        switch frame {
-        case .xArbitraryZVertical: 0
-        case .xArbitraryCorrectedZVertical: 1
-        case .xMagneticNorthZVertical: 2
-        case .xTrueNorthZVertical: 3
-        }
-    }
-}
-
-/// The algorithms, owned by the producer task: one fusion filter per reference frame in use, one shake
-/// detector, one orientation classifier, created when a subscription first needs them.
-struct Processor {
-    let configuration: MotionConfiguration
-    private var filters: [DeviceMotionFilter?] = [nil, nil, nil, nil]
-    private var shake: ShakeDetector<Double>?
-    private var orientation: OrientationClassifier<Double>?
-    private var adopted: MotionEngine.Needs?
-    private var outputs = Outputs(deviceMotion: [nil, nil, nil, nil])
-    /// The time of the last accelerometer reading, when a shake in progress is cancelled at the source's end.
-    private var lastAccelerationTime: Double?
-
-    init(configuration: MotionConfiguration) {
-        self.configuration = configuration
-    }
-
-    mutating func adopt(_ needs: MotionEngine.Needs) {
-        guard needs != adopted else { return }
-        adopted = needs
-        for frame in AttitudeReferenceFrame.allCases {
-            let slot = Outputs.slot(frame)
-            if !needs.frames.contains(frame) {
-                filters[slot] = nil
-            } else if filters[slot] == nil {
-                filters[slot] = DeviceMotionFilter(
-                    referenceFrame: frame, magneticDeclination: configuration.magneticDeclination * .pi / 180,
-                    predictionInterval: configuration.predictionInterval, configuration: configuration.attitude)
-            }
-        }
-        if !needs.shake {
-            shake = nil
-        } else if shake == nil {
-            shake = ShakeDetector(configuration: configuration.shake)
-        }
-        if !needs.orientation {
-            orientation = nil
-        } else if orientation == nil {
-            orientation = OrientationClassifier(configuration: configuration.orientation)
-        }
-    }
-
-    mutating func process(_ sample: MotionSample) -> Outputs {
-        let t = sample.timestamp
-        outputs.accelerometer = sample.acceleration.map { AccelerometerData(timestamp: t, acceleration: $0) }
-        outputs.gyroscope = sample.rotationRate.map { GyroData(timestamp: t, rotationRate: $0) }
-        outputs.magnetometer = sample.magneticField.map { MagnetometerData(timestamp: t, magneticField: $0) }
-        for slot in 0..<4 {
-            outputs.deviceMotion[slot] = filters[slot] != nil ? filters[slot]!.update(sample) : nil
-        }
-        outputs.shake = nil
-        outputs.orientation = nil
-        if let acceleration = sample.acceleration?.vector {
-            lastAccelerationTime = t
-            if shake != nil { outputs.shake = shake!.update(acceleration, at: t) }
-            if orientation != nil { outputs.orientation = orientation!.update(acceleration, at: t) }
-        }
-        return outputs
-    }
-
-    /// What the end of the source gives (it ended, or failed): a shake in progress is cancelled as
-    /// `interrupted` at the last reading, as `motionctl shake` does at the end of a trace; nothing else.
-    mutating func finish() -> Outputs {
-        outputs = Outputs(deviceMotion: [nil, nil, nil, nil])
-        if shake != nil, let t = lastAccelerationTime { outputs.shake = shake!.cancel(at: t) }
-        return outputs
     }
 }
 

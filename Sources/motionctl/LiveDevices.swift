@@ -1,4 +1,5 @@
 import ArgumentParser
+import Motion
 import MotionAlgorithms
 import MotionCore
 import MotionIIO
@@ -147,7 +148,7 @@ struct LiveSession {
         var file: TraceOutputFile?
         defer { file?.close() }
         var writer: TraceWriter?
-        var pipeline: SamplePipeline?
+        var processor: MotionProcessor?
         var lastTimestamp = -Double.infinity
         var firstTimestamp: Double?
         var disconnected = false
@@ -163,7 +164,9 @@ struct LiveSession {
             writer = try TraceWriter(
                 fileDescriptor: opened.fileDescriptor, name: opened.name, format: output.format, sensors: sensors,
                 metadata: metadata(capture.details), flushing: output.flushing)
-            pipeline = SamplePipeline(sensors: sensors, updateInterval: interval, filter: filter)
+            processor = MotionProcessor(
+                configuration: MotionConfiguration(sensorFilter: filter),
+                request: .init(sensors: sensors, updateInterval: interval))
         }
 
         while true {
@@ -213,7 +216,7 @@ struct LiveSession {
                                 return
                             }
                         }
-                        guard let delivered = pipeline!.process(sample) else { continue }
+                        guard let delivered = processor!.process(sample).sample else { continue }
                         try writer!.write(delivered)
                         lastTimestamp = delivered.timestamp
                     }

@@ -84,19 +84,12 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
         if ispNames && format == .text {
             try output.writeLine("=== Has accelerometer (orientation: undefined, tilt: undefined)")
         }
-        var classifier = OrientationClassifier<Double>(configuration: configuration)
-        var pacer = Pacer(speed: (speed ?? .realtime).factor)
-        while !Interruption.isRequested, let sample = try reader.next() {
-            guard let acceleration = sample.acceleration else { continue }
-            if let deadline = pacer.deadline(for: sample.timestamp) {
-                try output.flush()
-                Pacer.sleep(until: deadline)
-                if Interruption.isRequested { break }
-            }
-            guard let change = classifier.update(acceleration.vector, at: sample.timestamp) else { continue }
-            try Self.write(change, ispNames: ispNames, to: output)
+        var processor = MotionProcessor(
+            configuration: MotionConfiguration(orientation: configuration), request: .init(orientation: true))
+        try TraceReplay(reader: reader, speed: (speed ?? .realtime).factor).run(&processor, flush: output.flush) {
+            outputs throws(MotionError) in
+            if let change = outputs.orientationChange { try Self.write(change, ispNames: ispNames, to: output) }
         }
-        try output.flush()
     }
 
     static func write(

@@ -89,24 +89,11 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: path)
         let output = try EventOutput(format: format)
-        var detector = ShakeDetector<Double>(configuration: configuration)
-        var pacer = Pacer(speed: (speed ?? .realtime).factor)
-        var last: Double?
-        while !Interruption.isRequested, let sample = try reader.next() {
-            guard let acceleration = sample.acceleration else { continue }
-            if let deadline = pacer.deadline(for: sample.timestamp) {
-                try output.flush()
-                Pacer.sleep(until: deadline)
-                if Interruption.isRequested { break }
-            }
-            last = sample.timestamp
-            if let event = detector.update(acceleration.vector, at: sample.timestamp) {
-                try Self.write(event, to: output)
-            }
+        var processor = MotionProcessor(configuration: MotionConfiguration(shake: configuration), request: .init(shake: true))
+        try TraceReplay(reader: reader, speed: (speed ?? .realtime).factor).run(&processor, flush: output.flush) {
+            outputs throws(MotionError) in
+            if let event = outputs.shake { try Self.write(event, to: output) }
         }
-        // The input ended (or was interrupted) during a shake: the sensor stopped, as an interruption.
-        if let last, let event = detector.cancel(at: last) { try Self.write(event, to: output) }
-        try output.flush()
     }
 
     static func write(_ event: ShakeEvent, to output: EventOutput) throws(MotionError) {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Motion
 import MotionAlgorithms
 import MotionCore
 import MotionIIO
@@ -88,17 +89,11 @@ struct StreamCommand: AsyncParsableCommand {
         let writer = try TraceWriter(
             fileDescriptor: 1, name: "<stdout>", format: output.format, sensors: sensors, metadata: metadata,
             flushing: output.flushing)
-        var pipeline = SamplePipeline(sensors: sensors, updateInterval: processing.interval, filter: processing.filter)
-        var pacer = Pacer(speed: speed.factor)
-        while !Interruption.isRequested, let sample = try reader.next() {
-            guard let delivered = pipeline.process(sample) else { continue }
-            if let deadline = pacer.deadline(for: delivered.timestamp) {
-                try writer.flush()  // what is written so far is visible while we wait
-                Pacer.sleep(until: deadline)
-                if Interruption.isRequested { break }
-            }
-            try writer.write(delivered)
+        var processor = MotionProcessor(
+            configuration: MotionConfiguration(sensorFilter: processing.filter),
+            request: .init(sensors: sensors, updateInterval: processing.interval))
+        try TraceReplay(reader: reader, speed: speed.factor).run(&processor, flush: writer.flush) { outputs throws(MotionError) in
+            if let sample = outputs.sample { try writer.write(sample) }
         }
-        try writer.flush()
     }
 }

@@ -1,0 +1,201 @@
+public import MotionAlgorithms
+public import MotionCore
+
+/// The processing core: the one place where samples become outputs, for ``MotionManager`` and for every
+/// `motionctl` command.
+///
+/// One call of ``process(_:)`` per sample, in timestamp order, runs what the ``Request`` asks for and nothing else:
+/// - the sensor readings, each sensor through ``MotionConfiguration/sensorFilter`` and its own
+///   `UpdateIntervalGate` (``Request/updateInterval``);
+/// - device motion in each requested reference frame (a `DeviceMotionFilter` per frame, fed the unfiltered readings);
+/// - shake events (`ShakeDetector`) and orientation changes (`OrientationClassifier`), from the accelerometer.
+///
+/// When the source ends, stops or fails, ``finish()`` gives the last outputs: a shake in progress is cancelled as
+/// `interrupted` at the last accelerometer reading (the sensor stopped), everywhere the same way.
+///
+/// A pure value type: no I/O, clock or lock; time comes from the samples' timestamps (seconds). Processing a sample
+/// allocates nothing once every requested algorithm has seen a sample.
+public struct MotionProcessor: Sendable {
+    /// What to compute.
+    public struct Request: Hashable, Sendable {
+        /// The sensors whose (filtered, thinned) readings ``MotionOutputs/sample`` carries.
+        public var sensors: SensorSet
+        /// Seconds between readings of each sensor in ``MotionOutputs/sample``, on a fixed grid (0: every reading).
+        public var updateInterval: Double
+        /// The frames to compute device motion in.
+        public var referenceFrames: Set<AttitudeReferenceFrame>
+        /// Detect shakes.
+        public var shake: Bool
+        /// Classify the device's orientation.
+        public var orientation: Bool
+
+        /// Creates a request; by default, nothing is computed.
+        public init(
+            sensors: SensorSet = [], updateInterval: Double = 0, referenceFrames: Set<AttitudeReferenceFrame> = [],
+            shake: Bool = false, orientation: Bool = false
+        ) {
+            precondition(updateInterval >= 0 && updateInterval.isFinite, "The update interval must be ≥ 0 s.")
+            self.sensors = sensors
+            self.updateInterval = updateInterval
+            self.referenceFrames = referenceFrames
+            self.shake = shake
+            self.orientation = orientation
+        }
+
+        /// The sensors the source must deliver for this request.
+        public var requiredSensors: SensorSet {
+            var required = sensors
+            for frame in referenceFrames { required.formUnion(frame.requiredSensors) }
+            if shake || orientation { required.insert(.accelerometer) }
+            return required
+        }
+    }
+
+    /// The algorithms' settings.
+    public let configuration: MotionConfiguration
+    /// What is computed; change it with ``setRequest(_:)``.
+    public private(set) var request: Request
+
+    private var readings: SamplePipeline
+    private var filters: [DeviceMotionFilter?] = [nil, nil, nil, nil]
+    private var shake: ShakeDetector<Double>?
+    private var orientation: OrientationClassifier<Double>?
+    private var outputs = MotionOutputs()
+    /// The time of the last accelerometer reading: a shake in progress is cancelled there at the end.
+    private var lastAccelerationTime: Double?
+
+    /// Creates a processor.
+    /// - Parameters:
+    ///   - configuration: The algorithms' settings.
+    ///   - request: What to compute.
+    public init(configuration: MotionConfiguration = .init(), request: Request) {
+        self.configuration = configuration
+        self.request = request
+        readings = SamplePipeline(
+            sensors: request.sensors, updateInterval: request.updateInterval, filter: configuration.sensorFilter)
+        setRequest(request, force: true)
+    }
+
+    /// Changes what is computed. Algorithms still requested keep their state; those no longer requested are
+    /// dropped, and newly requested ones start fresh at the next sample. The readings' filters and gates restart
+    /// when the sensors or the interval change.
+    public mutating func setRequest(_ newRequest: Request) {
+        setRequest(newRequest, force: false)
+    }
+
+    private mutating func setRequest(_ newRequest: Request, force: Bool) {
+        guard force || newRequest != request else { return }
+        if newRequest.sensors != request.sensors || newRequest.updateInterval != request.updateInterval {
+            readings = SamplePipeline(
+                sensors: newRequest.sensors, updateInterval: newRequest.updateInterval,
+                filter: configuration.sensorFilter)
+        }
+        request = newRequest
+        for frame in AttitudeReferenceFrame.allCases {
+            let slot = MotionOutputs.slot(frame)
+            if !newRequest.referenceFrames.contains(frame) {
+                filters[slot] = nil
+            } else if filters[slot] == nil {
+                filters[slot] = DeviceMotionFilter(
+                    referenceFrame: frame, magneticDeclination: configuration.magneticDeclination * .pi / 180,
+                    predictionInterval: configuration.predictionInterval, configuration: configuration.attitude)
+            }
+        }
+        if !newRequest.shake {
+            shake = nil
+        } else if shake == nil {
+            shake = ShakeDetector(configuration: configuration.shake)
+        }
+        if !newRequest.orientation {
+            orientation = nil
+        } else if orientation == nil {
+            orientation = OrientationClassifier(configuration: configuration.orientation)
+        }
+    }
+
+    /// Processes one sample: returns what it produced.
+    public mutating func process(_ sample: MotionSample) -> MotionOutputs {
+        let t = sample.timestamp
+        outputs.timestamp = t
+        outputs.sample = request.sensors.isEmpty ? nil : readings.process(sample)
+        for slot in 0..<4 {
+            outputs.deviceMotion[slot] = filters[slot] != nil ? filters[slot]!.update(sample) : nil
+        }
+        outputs.shake = nil
+        outputs.orientationChange = nil
+        if let acceleration = sample.acceleration?.vector {
+            lastAccelerationTime = t
+            if shake != nil { outputs.shake = shake!.update(acceleration, at: t) }
+            if orientation != nil { outputs.orientationChange = orientation!.update(acceleration, at: t) }
+        }
+        return outputs
+    }
+
+    /// What the end of the source gives (it ended, stopped or failed): a shake in progress, cancelled as
+    /// `interrupted` at the last accelerometer reading; nothing else. The processor can go on afterwards.
+    public mutating func finish() -> MotionOutputs {
+        outputs = MotionOutputs(timestamp: lastAccelerationTime ?? outputs.timestamp)
+        if shake != nil, let t = lastAccelerationTime { outputs.shake = shake!.cancel(at: t) }
+        return outputs
+    }
+
+    /// The device-motion filter of `frame`, when requested (its estimator's bias, rest state, saturation count,
+    /// calibration; its state can be saved).
+    public func deviceMotionFilter(for frame: AttitudeReferenceFrame) -> DeviceMotionFilter? {
+        filters[MotionOutputs.slot(frame)]
+    }
+}
+
+/// What one sample produced: the readings due, device motion per frame, a shake event, an orientation change.
+public struct MotionOutputs: Sendable {
+    /// The sample's time, seconds (the trace's `t`, or `CLOCK_BOOTTIME` for devices).
+    public var timestamp: Double
+    /// The requested sensors' readings that are due, filtered; `nil` when none is.
+    public var sample: MotionSample?
+    /// By ``slot(_:)``.
+    var deviceMotion: [DeviceMotion?]
+    /// A shake began, ended or was cancelled.
+    public var shake: ShakeEvent?
+    /// The device's orientation (or iio-sensor-proxy's orientation or tilt) changed.
+    public var orientationChange: DeviceOrientationChange?
+
+    init(timestamp: Double = 0) {
+        self.timestamp = timestamp
+        deviceMotion = [nil, nil, nil, nil]
+    }
+
+    /// `true` when the sample produced nothing: no reading due, no device motion, no event.
+    public var isEmpty: Bool {
+        sample == nil && shake == nil && orientationChange == nil && !deviceMotion.contains { $0 != nil }
+    }
+
+    /// The accelerometer reading due, as Core Motion's `CMAccelerometerData`.
+    public var accelerometer: AccelerometerData? {
+        sample?.acceleration.map { AccelerometerData(timestamp: timestamp, acceleration: $0) }
+    }
+
+    /// The gyroscope reading due.
+    public var gyroscope: GyroData? {
+        sample?.rotationRate.map { GyroData(timestamp: timestamp, rotationRate: $0) }
+    }
+
+    /// The magnetometer reading due.
+    public var magnetometer: MagnetometerData? {
+        sample?.magneticField.map { MagnetometerData(timestamp: timestamp, magneticField: $0) }
+    }
+
+    /// Device motion in `frame`: `nil` when the frame was not requested, or before the filter has both the
+    /// gyroscope and the accelerometer.
+    public func deviceMotion(in frame: AttitudeReferenceFrame) -> DeviceMotion? {
+        deviceMotion[Self.slot(frame)]
+    }
+
+    static func slot(_ frame: AttitudeReferenceFrame) -> Int {
+        switch frame {
+        case .xArbitraryZVertical: 0
+        case .xArbitraryCorrectedZVertical: 1
+        case .xMagneticNorthZVertical: 2
+        case .xTrueNorthZVertical: 3
+        }
+    }
+}
