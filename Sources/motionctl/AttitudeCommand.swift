@@ -33,11 +33,11 @@ extension AttitudeReferenceFrame: ExpressibleByArgument {
     }
 }
 
-/// `motionctl attitude`: fused attitude (device motion) from a trace, one row per input row.
-struct AttitudeCommand: ParsableCommand {
+/// `motionctl attitude`: fused attitude (device motion) from a trace, one row per input row, or from a live device.
+struct AttitudeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "attitude",
-        abstract: "Fuse gyroscope, accelerometer and magnetometer into attitude: one row per input row.",
+        abstract: "Fuse gyroscope, accelerometer and magnetometer into attitude: one row per input row, or live.",
         discussion: """
             Quaternions are scalar first (qw,qx,qy,qz) and map device to reference: v_ref = q·v_device·q*. The \
             reference frame has z up; x is arbitrary (arbitrary, arbitrary-corrected) or north with y west \
@@ -46,12 +46,16 @@ struct AttitudeCommand: ParsableCommand {
             gyroscope and the accelerometer have reported carry the identity. --all adds roll, pitch, yaw (rad), \
             unbiased rotation rate (rad/s), gravity and user acceleration (g), heading (degrees, -1 without north) and \
             the calibrated magnetic field (µT, bias removed; 0 in the arbitrary frame) with its accuracy (-1 \
-            uncalibrated, 0 low, 1 medium, 2 high).
+            uncalibrated, 0 low, 1 medium, 2 high). \
+            --device reads live IIO devices instead (through MotionManager, until SIGINT or SIGTERM): one row per \
+            device motion update, from the first one on; --speed, --lenient and --sensors apply to --trace only.
             """
     )
 
     @Option(help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
-    var trace: String
+    var trace: String?
+
+    @OptionGroup var live: LiveEventOptions
 
     @Option(help: ArgumentHelp(
         "Reference frame (default: the setting deviceMotion.referenceFrame, arbitrary unless set).",
@@ -76,8 +80,8 @@ struct AttitudeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Sensors to fuse, comma-separated (accel,gyro for 6D).", valueName: "accel,gyro,mag"))
     var sensors: SensorList?
 
-    @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
-    var speed: ReplaySpeed = .max
+    @Option(help: "Replay speed: realtime, max (the default), or a factor such as 2 or 0.5.")
+    var speed: ReplaySpeed?
 
     @Flag(help: "Also write Euler angles, rotation rate, gravity, user acceleration, heading, calibrated field.")
     var all = false
@@ -88,6 +92,11 @@ struct AttitudeCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
+        try live.validate(trace: trace, evaluate: false, speedGiven: speed != nil, lenient: lenient)
+        if live.device == nil && trace == nil {
+            throw ValidationError("Give an input: --trace FILE or --device auto|NAME|PATH.")
+        }
+        if live.device != nil && sensors != nil { throw ValidationError("--sensors applies to --trace only.") }
         guard predict >= 0, predict <= 1 else {
             throw ValidationError("--predict must be between 0 and 1 second, got \(predict).")
         }
@@ -97,10 +106,14 @@ struct AttitudeCommand: ParsableCommand {
         try validateFlag("--declination", declination, setting: "deviceMotion.magneticDeclination")
     }
 
-    func run() throws {
+    func run() async throws {
         Interruption.install()
         do {
-            try fuse()
+            if let source = live.source {
+                try await fuseLive(source)
+            } else {
+                try fuse(trace ?? "-")
+            }
         } catch {
             throw report(error)
         }
@@ -112,10 +125,31 @@ struct AttitudeCommand: ParsableCommand {
         "cmx", "cmy", "cmz", "maccuracy",
     ]
 
-    func fuse() throws(MotionError) {
-        let settings = try MotionSettings.load()
-        let frame = self.frame ?? settings.referenceFrame
-        let declination = self.declination ?? settings.motionConfiguration.magneticDeclination
+    /// The algorithms' configuration: the settings, overridden by the flags.
+    func motionConfiguration(_ settings: MotionSettings) -> MotionConfiguration {
+        var configuration = settings.motionConfiguration
+        if let frame { configuration.referenceFrame = frame }
+        if let declination { configuration.magneticDeclination = declination }
+        configuration.predictionInterval = predict
+        if let gyroRange { configuration.attitude.gyroscopeRange = gyroRange * .pi / 180 }
+        return configuration
+    }
+
+    /// Our metadata keys for `configuration`, after `metadata`'s.
+    func describe(_ configuration: MotionConfiguration, input: String, in metadata: inout TraceMetadata) {
+        let frame = configuration.referenceFrame
+        metadata["generator"] = "motionctl attitude"
+        metadata["input"] = input
+        metadata["frame"] = "\(frame.rawValue) (\(frame == .xArbitraryZVertical || frame == .xArbitraryCorrectedZVertical ? "x arbitrary, z up" : "x north, y west, z up"))"
+        metadata["quaternion"] = "scalar first, device to reference: v_ref = q v_device q*"
+        if frame == .xTrueNorthZVertical { metadata["declination_deg"] = "\(configuration.magneticDeclination)" }
+        if predict > 0 { metadata["prediction_s"] = "\(predict)" }
+        if let gyroRange { metadata["gyro_range_deg_s"] = "\(gyroRange)" }
+    }
+
+    func fuse(_ trace: String) throws(MotionError) {
+        let configuration = motionConfiguration(try MotionSettings.load())
+        let frame = configuration.referenceFrame
         let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
         defer { warnAboutSkippedRows(reader) }
         let chosen = sensors?.set ?? reader.sensors
@@ -135,56 +169,67 @@ struct AttitudeCommand: ParsableCommand {
             case .entry(let key, let value): .comment("\(key): \(value)")
             }
         })
-        metadata["generator"] = "motionctl attitude"
-        metadata["input"] = trace
-        metadata["frame"] = "\(frame.rawValue) (\(frame == .xArbitraryZVertical || frame == .xArbitraryCorrectedZVertical ? "x arbitrary, z up" : "x north, y west, z up"))"
-        metadata["quaternion"] = "scalar first, device to reference: v_ref = q v_device q*"
-        if predict > 0 { metadata["prediction_s"] = "\(predict)" }
-        var configuration = AttitudeEstimatorConfiguration()
-        if let gyroRange {
-            metadata["gyro_range_deg_s"] = "\(gyroRange)"
-            configuration.gyroscopeRange = gyroRange * .pi / 180
-        }
+        describe(configuration, input: trace, in: &metadata)
         let columns = all ? Self.allColumns : Self.quaternionColumns
         let writer = try TraceWriter(
             fileDescriptor: 1, name: "<stdout>", format: output.format, recordType: "attitude", columns: columns,
             metadata: metadata, flushing: output.flushing)
-        var filter = DeviceMotionFilter(
-            referenceFrame: frame, magneticDeclination: declination * .pi / 180, predictionInterval: predict,
-            configuration: configuration)
+        var processor = MotionProcessor(configuration: configuration, request: .init(referenceFrames: [frame]))
         defer {
-            let saturated = filter.estimator.gyroscopeSaturationCount
+            let saturated = processor.deviceMotionFilter(for: frame)?.estimator.gyroscopeSaturationCount ?? 0
             if saturated > 0 {
                 printToStandardError(
                     "motionctl: warning: \(saturated) gyroscope readings were saturated (clipped at the full-scale range)")
             }
         }
-        var pacer = Pacer(speed: speed.factor)
+        let all = self.all
         var values = [Double](repeating: 0, count: columns.count)
-        values[0] = 1
-        while !Interruption.isRequested, let sample = try reader.next() {
-            if let motion = filter.update(sample.restricted(to: chosen)) {
-                let q = motion.attitude.quaternion
-                (values[0], values[1], values[2], values[3]) = (q.w, q.x, q.y, q.z)
-                if all {
-                    (values[4], values[5], values[6]) = (motion.attitude.roll, motion.attitude.pitch, motion.attitude.yaw)
-                    (values[7], values[8], values[9]) = (motion.rotationRate.x, motion.rotationRate.y, motion.rotationRate.z)
-                    (values[10], values[11], values[12]) = (motion.gravity.x, motion.gravity.y, motion.gravity.z)
-                    (values[13], values[14], values[15]) =
-                        (motion.userAcceleration.x, motion.userAcceleration.y, motion.userAcceleration.z)
-                    values[16] = motion.heading
-                    let field = motion.magneticField?.field ?? MagneticField(x: 0, y: 0, z: 0)
-                    (values[17], values[18], values[19]) = (field.x, field.y, field.z)
-                    values[20] = Double(motion.magneticField?.accuracy.rawValue ?? -1)
-                }
-            }
-            if let deadline = pacer.deadline(for: sample.timestamp) {
-                try writer.flush()
-                Pacer.sleep(until: deadline)
-                if Interruption.isRequested { break }
-            }
-            try writer.write(recordAt: sample.timestamp, values: values)
+        values[0] = 1  // the identity until both the gyroscope and the accelerometer have reported
+        let replay = TraceReplay(reader: reader, speed: (speed ?? .max).factor, inputSensors: chosen)
+        try replay.run(&processor, flush: writer.flush) { outputs throws(MotionError) in
+            if let motion = outputs.deviceMotion(in: frame) { Self.fill(&values, with: motion, all: all) }
+            try writer.write(recordAt: outputs.timestamp, values: values)
         }
-        try writer.flush()
+    }
+
+    /// Device motion from live devices through a `MotionManager`, one row per update (flushed), until SIGINT or
+    /// SIGTERM (status 0) or a device error.
+    func fuseLive(_ source: MotionSource) async throws(MotionError) {
+        let configuration = motionConfiguration(try MotionSettings.load())
+        var metadata = TraceMetadata()
+        describe(configuration, input: source.description, in: &metadata)
+        metadata["clock"] = "boottime"
+        let (format, all) = (output.format, self.all)
+        let columns = all ? Self.allColumns : Self.quaternionColumns
+        try await LiveEventOptions.run(source, configuration: configuration) { [metadata] manager throws(MotionError) in
+            let writer = try TraceWriter(
+                fileDescriptor: 1, name: "<stdout>", format: format, recordType: "attitude", columns: columns,
+                metadata: metadata, flushing: .eachLine)
+            var values = [Double](repeating: 0, count: columns.count)
+            // Every update, in order: a slow stdout holds up to 1024 (then the newest are dropped), never conflated.
+            let updates = manager.deviceMotionUpdates(
+                using: configuration.referenceFrame, interval: 0, bufferingPolicy: .samplesDefault)
+            for try await motion in updates {
+                Self.fill(&values, with: motion, all: all)
+                try writer.write(recordAt: motion.timestamp, values: values)
+            }
+            try writer.flush()
+        }
+    }
+
+    /// Puts `motion` into a row of ``quaternionColumns`` (or ``allColumns`` with `all`).
+    static func fill(_ values: inout [Double], with motion: DeviceMotion, all: Bool) {
+        let q = motion.attitude.quaternion
+        (values[0], values[1], values[2], values[3]) = (q.w, q.x, q.y, q.z)
+        guard all else { return }
+        (values[4], values[5], values[6]) = (motion.attitude.roll, motion.attitude.pitch, motion.attitude.yaw)
+        (values[7], values[8], values[9]) = (motion.rotationRate.x, motion.rotationRate.y, motion.rotationRate.z)
+        (values[10], values[11], values[12]) = (motion.gravity.x, motion.gravity.y, motion.gravity.z)
+        (values[13], values[14], values[15]) =
+            (motion.userAcceleration.x, motion.userAcceleration.y, motion.userAcceleration.z)
+        values[16] = motion.heading
+        let field = motion.magneticField?.field ?? MagneticField(x: 0, y: 0, z: 0)
+        (values[17], values[18], values[19]) = (field.x, field.y, field.z)
+        values[20] = Double(motion.magneticField?.accuracy.rawValue ?? -1)
     }
 }

@@ -465,6 +465,62 @@ struct DeviceCommandTests {
         }
     }
 
+    /// `attitude --device` fuses a live device's gyroscope and accelerometer through MotionManager: one row per
+    /// update, the same values as `attitude --trace` of a recording of the same scans; SIGTERM ends it with status 0
+    /// and the buffer disabled.
+    @Test func attitudeFromALiveDevice() async throws {
+        try await Testbed.run { testbed in
+            let encoder = ScanEncoder(channels: (0..<6).map { ($0, "le:s16/16>>0") } + [(6, "le:s64/64>>0")])
+            // Upright, turning about z at 0.3 rad/s with a small wobble in x: the attitude changes from row to row.
+            let rows: [[Int64]] = (0..<40).map { i in
+                [Int64(i % 7) - 3, -1024, 5, 40 + Int64(i % 3), -20, 300, 1_000_000_000 + Int64(i) * 10_000_000]
+            }
+            func addDevice() throws -> String {
+                var device = EmulatedDevice.iio(name: "bmi160", number: 0, node: .pty)
+                device.addSensor("accel", raw: (0, -1024, 0), scale: "0.009576", scanType: "le:s16/16>>0")
+                device.addSensor("anglvel", raw: (0, 0, 0), scale: "0.001", scanType: "le:s16/16>>0", firstIndex: 3)
+                device.addChannel("timestamp", scan: (6, "le:s64/64>>0"))
+                device.set("current_timestamp_clock", "boottime")
+                device.set("sampling_frequency", "100")
+                device.addBuffer(trigger: nil)
+                return try testbed.add(device.bufferOnly)
+            }
+            var path = try addDevice()
+            let child = try RunningMotionctl(["attitude", "--device", "bmi160", "--format", "jsonl", "--all"])
+            #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
+            try testbed.feed("/dev/iio:device0", encoder.encode(rows: rows))
+            #expect(try await child.wait { $0.lines.count >= 1 + rows.count })
+            #expect(try await child.stop(SIGTERM) == 0, "\(child.stderr)")
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+            let live = child.lines.filter { $0.hasPrefix("{\"type\":\"attitude\"") }
+            #expect(live.count == rows.count)
+            #expect(child.lines.first?.contains("\"generator\"") == true)
+            testbed.remove(path)
+
+            // The same scans recorded, then fused from the trace: the rows after its leading identity rows are the
+            // live ones.
+            path = try addDevice()
+            defer { testbed.remove(path) }
+            let file = try Motionctl.temporaryPath(name: "imu.csv")
+            let recorder = try RunningMotionctl(["record", "--device", "bmi160", "--output", file])
+            #expect(try await recorder.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
+            try testbed.feed("/dev/iio:device0", encoder.encode(rows: rows))
+            #expect(try await recorder.wait { _ in
+                let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+                return text.split(separator: "\n").filter { $0.first?.isNumber == true }.count == rows.count
+            })
+            #expect(try await recorder.stop(SIGTERM) == 0, "\(recorder.stderr)")
+            let fused = try await Motionctl.run(["attitude", "--trace", file, "--format", "jsonl", "--all"])
+            #expect(fused.status == 0, "\(fused.stderr)")
+            let fromTrace = fused.lines.filter { $0.hasPrefix("{\"type\":\"attitude\"") }
+            #expect(fromTrace == live)
+
+            let usage = try await Motionctl.run(["attitude", "--device", "auto", "--speed", "2"])
+            #expect(usage.status == 64)
+            #expect(usage.stderr.contains("--speed and --lenient apply to --trace only"))
+        }
+    }
+
     /// `shake --device` prints began and ended for a 4 Hz, 1.5 g back-and-forth along x on a live device.
     @Test func shakeFromALiveDevice() async throws {
         try await Testbed.run { testbed in
