@@ -260,14 +260,16 @@ final class MotionEngine: Sendable {
             do {
                 guard let next = try await feed.next(fastestInterval: needs.fastestInterval, sensors: needs.sensors)
                 else {
-                    await deliver(processor.finish())
+                    processor.finish()
+                    await deliver(processor.outputs)
                     finishAll(.success(()))
                     return
                 }
                 sample = next
             } catch {
                 if Task.isCancelled && error.code == .cancelled { return }
-                await deliver(processor.finish())
+                processor.finish()
+                await deliver(processor.outputs)
                 finishAll(.failure(error))
                 return
             }
@@ -283,7 +285,8 @@ final class MotionEngine: Sendable {
                 adopted = needs
                 processor.setRequest(needs.request)
             }
-            await deliver(processor.process(sample))
+            processor.process(sample)
+            await deliver(processor.outputs)
         }
     }
 

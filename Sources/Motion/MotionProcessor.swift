@@ -60,7 +60,8 @@ public struct MotionProcessor: Sendable {
     private var filters: [DeviceMotionFilter?] = [nil, nil, nil, nil]
     private var shake: ShakeDetector<Double>?
     private var orientation: OrientationClassifier<Double>?
-    private var outputs = MotionOutputs()
+    /// What the last call of ``process(_:)`` or ``finish()`` produced.
+    public private(set) var outputs = MotionOutputs()
     /// The time of the last accelerometer reading: a shake in progress is cancelled there at the end.
     private var lastAccelerationTime: Double?
 
@@ -95,6 +96,7 @@ public struct MotionProcessor: Sendable {
             let slot = MotionOutputs.slot(frame)
             if !newRequest.referenceFrames.contains(frame) {
                 filters[slot] = nil
+                outputs.deviceMotion[slot] = nil
             } else if filters[slot] == nil {
                 filters[slot] = DeviceMotionFilter(
                     referenceFrame: frame, magneticDeclination: configuration.magneticDeclination * .pi / 180,
@@ -113,13 +115,13 @@ public struct MotionProcessor: Sendable {
         }
     }
 
-    /// Processes one sample: returns what it produced.
-    public mutating func process(_ sample: MotionSample) -> MotionOutputs {
+    /// Processes one sample; ``outputs`` holds what it produced until the next call.
+    public mutating func process(_ sample: MotionSample) {
         let t = sample.timestamp
         outputs.timestamp = t
         outputs.sample = request.sensors.isEmpty ? nil : readings.process(sample)
-        for slot in 0..<4 {
-            outputs.deviceMotion[slot] = filters[slot] != nil ? filters[slot]!.update(sample) : nil
+        if !request.referenceFrames.isEmpty {
+            for slot in 0..<4 where filters[slot] != nil { outputs.deviceMotion[slot] = filters[slot]!.update(sample) }
         }
         outputs.shake = nil
         outputs.orientationChange = nil
@@ -128,15 +130,14 @@ public struct MotionProcessor: Sendable {
             if shake != nil { outputs.shake = shake!.update(acceleration, at: t) }
             if orientation != nil { outputs.orientationChange = orientation!.update(acceleration, at: t) }
         }
-        return outputs
     }
 
-    /// What the end of the source gives (it ended, stopped or failed): a shake in progress, cancelled as
-    /// `interrupted` at the last accelerometer reading; nothing else. The processor can go on afterwards.
-    public mutating func finish() -> MotionOutputs {
+    /// Ends the source (it ended, stopped or failed); ``outputs`` then holds what that gives: a shake in progress,
+    /// cancelled as `interrupted` at the last accelerometer reading, and nothing else. Processing can go on
+    /// afterwards.
+    public mutating func finish() {
         outputs = MotionOutputs(timestamp: lastAccelerationTime ?? outputs.timestamp)
         if shake != nil, let t = lastAccelerationTime { outputs.shake = shake!.cancel(at: t) }
-        return outputs
     }
 
     /// The device-motion filter of `frame`, when requested (its estimator's bias, rest state, saturation count,

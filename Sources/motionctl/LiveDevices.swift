@@ -216,7 +216,8 @@ struct LiveSession {
                                 return
                             }
                         }
-                        guard let delivered = processor!.process(sample).sample else { continue }
+                        processor!.process(sample)
+                        guard let delivered = processor!.outputs.sample else { continue }
                         try writer!.write(delivered)
                         lastTimestamp = delivered.timestamp
                     }

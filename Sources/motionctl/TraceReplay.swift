@@ -27,10 +27,11 @@ struct TraceReplay {
                 Pacer.sleep(until: deadline)
                 if Interruption.isRequested { break }
             }
-            try write(processor.process(sample))
+            processor.process(sample)
+            try write(processor.outputs)
         }
-        let end = processor.finish()
-        if !end.isEmpty { try write(end) }
+        processor.finish()
+        if !processor.outputs.isEmpty { try write(processor.outputs) }
         try flush()
     }
 }
