@@ -10,6 +10,9 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// The umockdev testbeds of the tests (TestSupport/).
+let testbed = Target.Dependency.product(name: "IIOTestbed", package: "TestSupport")
+
 let package = Package(
     name: "swift-motion",
     platforms: [.macOS(.v15)],
@@ -26,15 +29,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-numerics", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        // Test support only (umockdev testbeds): built by `swift test`, never by a plain `swift build`.
+        .package(path: "TestSupport"),
     ],
     targets: [
         // C libraries, visible only inside MotionIIO (`internal import`).
         .systemLibrary(name: "CLibIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
         .systemLibrary(name: "CLibUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
-        // Test support only (not in any product): umockdev testbeds that emulate IIO devices in-process.
-        .systemLibrary(name: "CUMockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
-        // Test support only: re-executes the test binary once with umockdev's preload library (Docs/Devices.md).
-        .target(name: "UMockdevPreload", linkerSettings: [.linkedLibrary("dl")]),
 
         // C-free, Foundation-free value types: samples, units, attitude, errors.
         .target(name: "MotionCore", dependencies: [.product(name: "RealModule", package: "swift-numerics")]),
@@ -47,8 +48,6 @@ let package = Package(
         .target(name: "MotionTrace", dependencies: ["MotionCore"]),
         // Linux IIO devices through libiio and libudev.
         .target(name: "MotionIIO", dependencies: ["MotionCore", "CLibIIO", "CLibUdev"]),
-        // Test support only: Swift testbed wrapper, emulated device descriptions and a scan encoder.
-        .target(name: "IIOTestbed", dependencies: ["CUMockdev", "UMockdevPreload", "MotionCore"]),
         // Deterministic, seeded synthetic motion (simulator) for tests, recordings and users' tests.
         .target(
             name: "MotionTesting",
@@ -78,13 +77,13 @@ let package = Package(
             dependencies: ["MotionAlgorithms", "MotionTesting", .product(name: "RealModule", package: "swift-numerics")]
         ),
         .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionTesting"]),
-        .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO", "IIOTestbed"]),
+        .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO", testbed]),
         .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace"]),
-        .testTarget(name: "MotionTests", dependencies: ["Motion", "MotionTesting", "MotionTrace", "IIOTestbed"]),
+        .testTarget(name: "MotionTests", dependencies: ["Motion", "MotionTesting", "MotionTrace", testbed]),
         .testTarget(name: "MotionEvaluationTests", dependencies: ["MotionEvaluation", "MotionAlgorithms", "MotionCore", "MotionTesting"]),
         .testTarget(
             name: "motionctlTests",
-            dependencies: ["motionctl", "Motion", "MotionAlgorithms", "MotionCore", "MotionTrace", "IIOTestbed"]
+            dependencies: ["motionctl", "Motion", "MotionAlgorithms", "MotionCore", "MotionTrace", testbed]
         ),
     ]
 )

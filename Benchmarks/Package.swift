@@ -30,5 +30,6 @@ let package = Package(
         benchmark("TraceBenchmarks", using: ["MotionTrace", "MotionCore", "MotionTesting"]),
         benchmark("EventBenchmarks", using: ["MotionAlgorithms", "MotionCore"]),
         benchmark("MotionManagerBenchmarks", using: ["Motion", "MotionCore"]),
+        benchmark("ProcessorBenchmarks", using: ["Motion", "MotionCore", "MotionTesting"]),
     ]
 )

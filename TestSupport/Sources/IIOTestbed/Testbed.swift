@@ -1,6 +1,6 @@
 internal import CUMockdev
 internal import UMockdevPreload
-import MotionCore
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -335,7 +335,7 @@ public struct TestbedError: Error, CustomStringConvertible, Sendable {
 }
 
 /// A process-wide async lock: one testbed at a time, without blocking a thread while waiting.
-final class TestbedLock: Sendable {
+final class TestbedLock: @unchecked Sendable {
     static let shared = TestbedLock()
 
     private struct State {
@@ -343,11 +343,13 @@ final class TestbedLock: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = LockedState(State())
+    /// `NSLock` (a pthread mutex, which ThreadSanitizer understands) guards `state`: hence `@unchecked`.
+    private let lock = NSLock()
+    private var state = State()
 
     func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let acquired = state.withLock { state in
+            let acquired = lock.withLock {
                 if state.busy {
                     state.waiters.append(continuation)
                     return false
@@ -360,7 +362,7 @@ final class TestbedLock: Sendable {
     }
 
     func release() {
-        let next = state.withLock { state in
+        let next = lock.withLock {
             if state.waiters.isEmpty {
                 state.busy = false
                 return nil as CheckedContinuation<Void, Never>?

@@ -1,0 +1,27 @@
+// swift-tools-version: 6.1
+// swift-motion's test support: umockdev testbeds that emulate IIO devices in the test process, and the test
+// prerequisites (`.requires(…)`). A package of its own, so that a plain `swift build` of swift-motion builds only
+// the products and needs no umockdev: only `swift test` (or `swift build --build-tests`) builds these.
+
+import PackageDescription
+
+let package = Package(
+    name: "swift-motion-test-support",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "IIOTestbed", targets: ["IIOTestbed"]),
+    ],
+    targets: [
+        // umockdev's C API, visible only inside IIOTestbed (`internal import`).
+        .systemLibrary(name: "CUMockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
+        // Re-executes the test binary once with umockdev's preload library (Docs/Devices.md).
+        .target(name: "UMockdevPreload", linkerSettings: [.linkedLibrary("dl")]),
+        // The Swift testbed wrapper, emulated device descriptions, a scan encoder and the test prerequisites.
+        .target(
+            name: "IIOTestbed", dependencies: ["CUMockdev", "UMockdevPreload"],
+            swiftSettings: [
+                .swiftLanguageMode(.v6), .enableUpcomingFeature("InternalImportsByDefault"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+            ]),
+    ]
+)
