@@ -1,33 +1,102 @@
+import MotionCore
+import MotionIIO
 import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// SIGINT and SIGTERM handling: the first signal asks the running command to finish its current line and exit
-/// cleanly; a second one exits at once with status 128 + signal number. SIGPIPE is ignored, so a closed output
-/// pipe surfaces as an EPIPE write error, which ends the command quietly.
+/// SIGINT and SIGTERM, one mechanism for every command: the first signal asks the running command to finish its
+/// current line and exit cleanly; a second one exits at once with status 128 + signal number. SIGPIPE is
+/// ignored, so a closed output pipe surfaces as an EPIPE write error, which ends the command quietly.
+///
+/// The handler (`sigaction`, async-signal-safe) records the signal in an atomic, which synchronous loops read
+/// (``isRequested``), and writes a byte to a pipe. A thread blocked on the pipe's other end runs the action set by
+/// ``SignalCancellation/run(_:)``: it cancels the running task, so a command waiting for a device or a clock stops
+/// at once. Nothing polls.
 enum Interruption {
     private static let requested = Atomic<Int32>(0)
+    private static let action = Mutex<(@Sendable () -> Void)?>(nil)
+    private static let installation = Mutex(false)
 
-    /// Installs the handlers. Call once, before the first sample.
+    /// Installs the handlers and starts the watching thread. Call before the first sample; later calls do nothing.
     static func install() {
+        let first = installation.withLock { installed in
+            defer { installed = true }
+            return !installed
+        }
+        guard first else { return }
         signal(SIGPIPE, SIG_IGN)
+        _ = requested.load(ordering: .relaxed)  // initialised here, never first in the handler
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) == 0 {
+            _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+            signalPipeWrite = fds[1]
+            startWatching(fds[0])
+        }
+        for sig in [SIGINT, SIGTERM] {
+            var handler = sigaction()
+            handler.__sigaction_handler.sa_handler = { number in
+                if Interruption.requested.exchange(number, ordering: .relaxed) != 0 { _exit(128 + number) }
+                var byte: UInt8 = 1
+                _ = write(signalPipeWrite, &byte, 1)
+            }
+            sigemptyset(&handler.sa_mask)
+            handler.sa_flags = SA_RESTART
+            sigaction(sig, &handler, nil)
+        }
         // A parent may have blocked these (some test runners and service managers do); we must receive them.
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig) { number in
-                if Interruption.requested.exchange(number, ordering: .relaxed) != 0 {
-                    _exit(128 + number)
-                }
-            }
-        }
     }
 
     /// `true` once SIGINT or SIGTERM has arrived.
     static var isRequested: Bool { requested.load(ordering: .relaxed) != 0 }
+
+    /// Sets what the watching thread runs when a signal arrives (`nil`: nothing).
+    fileprivate static func setAction(_ newAction: (@Sendable () -> Void)?) {
+        action.withLock { $0 = newAction }
+    }
+
+    /// The watching thread: a plain pthread blocked in `read` on the pipe, never a cooperative thread.
+    private static func startWatching(_ fd: Int32) {
+        var thread = pthread_t()
+        let context = UnsafeMutableRawPointer(bitPattern: Int(fd) + 1)
+        pthread_create(
+            &thread, nil,
+            { context in
+                let fd = Int32(Int(bitPattern: context) - 1)
+                var byte: UInt8 = 0
+                while case .success(let count) = SystemErrno.retryingInterrupts({ read(fd, &byte, 1) }), count > 0 {
+                    let current = Interruption.action.withLock { $0 }
+                    current?()
+                }
+                return nil
+            }, context)
+        pthread_detach(thread)
+    }
+}
+
+/// The pipe the signal handler writes to (set once, before the handlers are installed).
+nonisolated(unsafe) private var signalPipeWrite: Int32 = -1
+
+/// Runs an async body and cancels it when SIGINT or SIGTERM arrives (``Interruption``), so a command waiting for
+/// device data stops at once (the capture then disables the device's buffer).
+enum SignalCancellation {
+    static func run(_ body: @escaping @Sendable () async throws -> Void) async throws(MotionError) {
+        Interruption.install()
+        // On the capture executor: the thread that sees the device data also writes it out (one wake-up per batch).
+        let task = Task(executorPreference: IIOCapture.executor) { try await body() }
+        Interruption.setAction { task.cancel() }
+        if Interruption.isRequested { task.cancel() }
+        let result = await task.result
+        Interruption.setAction(nil)
+        if case .failure(let error) = result {
+            throw error as? MotionError ?? MotionError(.cancelled, "interrupted")
+        }
+    }
 }

@@ -4,7 +4,6 @@ import MotionAlgorithms
 import MotionCore
 import MotionIIO
 import MotionTrace
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -321,93 +320,4 @@ func boottimeNow() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_BOOTTIME, &now)
     return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
-}
-
-/// Runs an async body and cancels it when SIGINT or SIGTERM arrives, so a command waiting for device data
-/// stops at once (the capture then disables the device's buffer). Install `Interruption` first: its handlers
-/// are chained (a second signal still exits at once).
-///
-/// The signal handlers only write a byte to a pipe (async-signal-safe); a thread blocked on the pipe's
-/// other end cancels the task. Nothing polls.
-enum SignalCancellation {
-    static func run(_ body: @escaping @Sendable () async throws -> Void) async throws(MotionError) {
-        // On the capture executor: the thread that sees the device data also writes it out (one wake-up per batch).
-        let task = Task(executorPreference: IIOCapture.executor) { try await body() }
-        SignalWatcher.shared.setAction { task.cancel() }
-        if Interruption.isRequested { task.cancel() }
-        let result = await task.result
-        SignalWatcher.shared.setAction(nil)
-        if case .failure(let error) = result {
-            throw error as? MotionError ?? MotionError(.cancelled, "interrupted")
-        }
-    }
-}
-
-nonisolated(unsafe) private var signalPipeWrite: Int32 = -1
-nonisolated(unsafe) private var previousInterruptHandler: (@convention(c) (Int32) -> Void)?
-nonisolated(unsafe) private var previousTerminateHandler: (@convention(c) (Int32) -> Void)?
-
-private final class SignalWatcher: Sendable {
-    static let shared = SignalWatcher()
-
-    private let action = Mutex<(@Sendable () -> Void)?>(nil)
-
-    private init() {
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { return }
-        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-        signalPipeWrite = fds[1]
-        for sig in [SIGINT, SIGTERM] {
-            var old = sigaction()
-            sigaction(sig, nil, &old)
-            if sig == SIGINT {
-                previousInterruptHandler = old.__sigaction_handler.sa_handler
-            } else {
-                previousTerminateHandler = old.__sigaction_handler.sa_handler
-            }
-            var new = sigaction()
-            new.__sigaction_handler.sa_handler = { number in
-                var byte: UInt8 = 1
-                _ = write(signalPipeWrite, &byte, 1)
-                let previous = number == SIGINT ? previousInterruptHandler : previousTerminateHandler
-                if let previous, unsafeBitCast(previous, to: Int.self) > 1 { previous(number) }  // not SIG_DFL/SIG_IGN
-            }
-            sigemptyset(&new.sa_mask)
-            new.sa_flags = SA_RESTART
-            sigaction(sig, &new, nil)
-        }
-        let reader = fds[0]
-        let context = Unmanaged.passRetained(Box(watcher: self, fd: reader)).toOpaque()
-        var thread = pthread_t()
-        pthread_create(
-            &thread, nil,
-            { context in
-                let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
-                var byte: UInt8 = 0
-                while case .success(let count) = SystemErrno.retryingInterrupts({ read(box.fd, &byte, 1) }), count > 0 {
-                    box.watcher.fire()
-                }
-                return nil
-            }, context)
-        pthread_detach(thread)
-    }
-
-    private final class Box {
-        let watcher: SignalWatcher
-        let fd: Int32
-        init(watcher: SignalWatcher, fd: Int32) {
-            self.watcher = watcher
-            self.fd = fd
-        }
-    }
-
-    func setAction(_ newAction: (@Sendable () -> Void)?) {
-        action.withLock { $0 = newAction }
-    }
-
-    private func fire() {
-        let current = action.withLock { $0 }
-        current?()
-    }
 }
