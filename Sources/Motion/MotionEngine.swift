@@ -149,9 +149,7 @@ final class MotionEngine: Sendable {
         guard !state.isProducing else { return }
         state.isProducing = true
         let previous = state.producer
-        let executor: (any TaskExecutor)?
-        if case .device = source.kind { executor = IIOCapture.executor } else { executor = nil }
-        state.producer = Task(executorPreference: executor) {
+        state.producer = Task(executorPreference: feed.executor) {
             await previous?.value
             await self.produce()
         }

@@ -18,6 +18,10 @@ final class SampleFeed: @unchecked Sendable {
     private var pending: MotionSample?
     /// The sensors the source can deliver, when known without opening a device.
     let knownSensors: SensorSet?
+    /// Where the producer runs: the capture's reactor thread for a device (it wakes there when data arrives), a
+    /// thread of the trace's own for a trace (its reads block), the cooperative pool otherwise.
+    let executor: (any TaskExecutor)?
+    private let traceThread: SourceThread?
 
     init(_ source: MotionSource) throws(MotionError) {
         switch source.kind {
@@ -25,16 +29,25 @@ final class SampleFeed: @unchecked Sendable {
             let reader = try TraceReader(path: path, options: .init(lenient: lenient))
             input = .trace(reader)
             knownSensors = reader.sensors
+            traceThread = SourceThread()
+            executor = traceThread
         case .samples(let samples):
             input = .samples(samples, next: 0)
             knownSensors = samples.reduce(into: SensorSet()) { $0.formUnion($1.sensors) }
+            (traceThread, executor) = (nil, nil)
         case .device(let selector, let includeBase, let batchDuration):
             input = .device(DeviceInput(selector: selector, includeBase: includeBase, batchDuration: batchDuration))
             knownSensors = nil
+            (traceThread, executor) = (nil, IIOCapture.executor)
         case .live(let makeIterator):
             input = .liveNotStarted(makeIterator)
             knownSensors = nil
+            (traceThread, executor) = (nil, nil)
         }
+    }
+
+    deinit {
+        traceThread?.stop()
     }
 
     /// The next sample, or `nil` at the end of a recording. `interval` is the fastest update interval the
