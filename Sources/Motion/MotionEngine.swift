@@ -424,20 +424,45 @@ protocol ReplayWaiter: AnyObject {
 
 final class ClockWaiter<C: Clock>: ReplayWaiter where C.Duration == Duration {
     private let clock: C
-    private let factor: Double
-    private var anchor: (instant: C.Instant, timestamp: Double)?
+    private var schedule: ReplaySchedule
+    private var anchor: C.Instant?
 
     init(clock: C, factor: Double) {
         self.clock = clock
-        self.factor = factor
+        schedule = ReplaySchedule(factor: factor)
     }
 
     func wait(until timestamp: Double) async throws {
-        guard let anchor else {
-            anchor = (clock.now, timestamp)
+        guard let anchor, let offset = schedule.offset(of: timestamp) else {
+            anchor = clock.now
+            _ = schedule.offset(of: timestamp)
             return
         }
-        let offset = max(0, timestamp - anchor.timestamp) / factor
-        try await clock.sleep(until: anchor.instant.advanced(by: .seconds(offset)), tolerance: nil)
+        try await clock.sleep(until: anchor.advanced(by: .seconds(offset)), tolerance: nil)
+    }
+}
+
+/// When each sample of a replay is due: the first at once, each later one when as much clock time, divided by
+/// the speed factor, has passed since the first as separates their timestamps (never before the first). The one
+/// pacing rule of `MotionManager`'s replays (`ClockWaiter`, on the injected clock) and of `motionctl`'s (`Pacer`,
+/// on `CLOCK_MONOTONIC`). A pure value: the caller owns the clock.
+package struct ReplaySchedule: Sendable {
+    /// The factor on real time (2: twice as fast).
+    package let factor: Double
+    private var firstTimestamp: Double?
+
+    package init(factor: Double) {
+        precondition(factor > 0 && factor.isFinite, "The replay speed factor must be > 0, got \(factor).")
+        self.factor = factor
+    }
+
+    /// Seconds of clock time after the first sample at which the sample stamped `timestamp` (seconds) is due, or
+    /// `nil` for the first sample, which is due at once and anchors the schedule.
+    package mutating func offset(of timestamp: Double) -> Double? {
+        guard let firstTimestamp else {
+            firstTimestamp = timestamp
+            return nil
+        }
+        return max(0, timestamp - firstTimestamp) / factor
     }
 }

@@ -1,28 +1,31 @@
+import Motion
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Paces a replay like a live device: sample timestamps, divided by a speed factor, are mapped onto
-/// `CLOCK_MONOTONIC` from the first sample on, and each sample waits for its absolute deadline (so waiting errors
-/// do not accumulate). A speed of `nil` (`--speed max`) never waits.
+/// Paces a replay like a live device, by `ReplaySchedule` (the rule `MotionManager`'s replays use) on
+/// `CLOCK_MONOTONIC`: each sample waits for its absolute deadline (so waiting errors do not accumulate). A speed of
+/// `nil` (`--speed max`) never waits.
 struct Pacer {
-    let speed: Double?
-    private var origin: (sampleTime: Double, clock: Double)?
+    private var schedule: ReplaySchedule?
+    /// `CLOCK_MONOTONIC` seconds when the first sample was due.
+    private var anchor = 0.0
 
     init(speed: Double?) {
-        self.speed = speed
+        schedule = speed.map(ReplaySchedule.init(factor:))
     }
 
     /// The `CLOCK_MONOTONIC` time in seconds at which a sample stamped `timestamp` is due, or `nil` when it is due
     /// now (the first sample, a late one, or no pacing).
     mutating func deadline(for timestamp: Double) -> Double? {
-        guard let speed else { return nil }
+        guard schedule != nil else { return nil }
         let now = Pacer.monotonicNow()
-        guard let origin else {
-            origin = (timestamp, now)
+        guard let offset = schedule!.offset(of: timestamp) else {
+            anchor = now
             return nil
         }
-        let due = origin.clock + (timestamp - origin.sampleTime) / speed
+        let due = anchor + offset
         return due > now ? due : nil
     }
 

@@ -51,3 +51,17 @@ final class Counter: Sendable {
     func add() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
 }
+
+/// The one pacing rule of replays (`MotionManager`'s and `motionctl`'s).
+@Suite struct ReplayScheduleTests {
+    @Test func offsetsFromTheFirstSampleDividedByTheFactor() {
+        var schedule = ReplaySchedule(factor: 4)
+        #expect(schedule.offset(of: 10) == nil)  // the first sample: due at once, anchors the schedule
+        #expect(schedule.offset(of: 10) == 0)
+        #expect(schedule.offset(of: 12) == 0.5)
+        #expect(schedule.offset(of: 9) == 0)  // never before the first
+        var realTime = ReplaySchedule(factor: 1)
+        _ = realTime.offset(of: -3)
+        #expect(realTime.offset(of: 7) == 10)
+    }
+}
