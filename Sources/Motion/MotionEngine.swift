@@ -18,6 +18,8 @@ final class MotionEngine: Sendable {
         case deviceMotion(AttitudeReferenceFrame)
         case shake
         case orientation
+        /// The readings of these sensors, together as the source gave them (one `MotionSample` per input sample).
+        case samples(SensorSet)
     }
 
     /// Where a subscription's updates go.
@@ -28,6 +30,7 @@ final class MotionEngine: Sendable {
         case deviceMotion(DeliveryBuffer<DeviceMotion>)
         case shake(DeliveryBuffer<ShakeEvent>)
         case orientation(DeliveryBuffer<DeviceOrientationChange>)
+        case samples(DeliveryBuffer<MotionSample>)
         /// A pull-only subscription: keeps the stream computed (and the latest value fresh), delivers nothing.
         case pull
     }
@@ -217,9 +220,11 @@ final class MotionEngine: Sendable {
             case .orientation:
                 needs.orientation = true
                 needs.sensors.insert(.accelerometer)
+            case .samples(let sensors):
+                needs.sensors.formUnion(sensors)
             }
             switch registration.stream {
-            case .accelerometer, .gyroscope, .magnetometer, .deviceMotion:
+            case .accelerometer, .gyroscope, .magnetometer, .deviceMotion, .samples:
                 fastest = min(fastest, registration.gate.interval)
             case .shake, .orientation:
                 fastest = 0  // events need every sample the device gives at its rate
@@ -335,6 +340,13 @@ final class MotionEngine: Sendable {
                     if let value = outputs.shake { deliveries.append(.shake(id, buffer, value)) }
                 case .orientation(let buffer):
                     if let value = outputs.orientationChange { deliveries.append(.orientation(id, buffer, value)) }
+                case .samples(let buffer):
+                    if case .samples(let sensors) = state.registrations.values[index].stream,
+                        let sample = outputs.sample, !sample.sensors.isDisjoint(with: sensors),
+                        state.registrations.values[index].gate.admit(at: sample.timestamp)
+                    {
+                        deliveries.append(.samples(id, buffer, sample.restricted(to: sensors)))
+                    }
                 case .pull:
                     break
                 }
@@ -372,6 +384,7 @@ extension MotionEngine.Route {
         case .deviceMotion(let buffer): buffer.finish(end)
         case .shake(let buffer): buffer.finish(end)
         case .orientation(let buffer): buffer.finish(end)
+        case .samples(let buffer): buffer.finish(end)
         case .pull: break
         }
     }
@@ -385,11 +398,12 @@ enum Delivery {
     case deviceMotion(Int, DeliveryBuffer<DeviceMotion>, DeviceMotion)
     case shake(Int, DeliveryBuffer<ShakeEvent>, ShakeEvent)
     case orientation(Int, DeliveryBuffer<DeviceOrientationChange>, DeviceOrientationChange)
+    case samples(Int, DeliveryBuffer<MotionSample>, MotionSample)
 
     var id: Int {
         switch self {
         case .accelerometer(let id, _, _), .gyroscope(let id, _, _), .magnetometer(let id, _, _),
-            .deviceMotion(let id, _, _), .shake(let id, _, _), .orientation(let id, _, _):
+            .deviceMotion(let id, _, _), .shake(let id, _, _), .orientation(let id, _, _), .samples(let id, _, _):
             id
         }
     }
@@ -402,6 +416,7 @@ enum Delivery {
         case .deviceMotion(_, let buffer, let value): buffer.send(value)
         case .shake(_, let buffer, let value): buffer.send(value)
         case .orientation(_, let buffer, let value): buffer.send(value)
+        case .samples(_, let buffer, let value): buffer.send(value)
         }
     }
 
@@ -413,6 +428,7 @@ enum Delivery {
         case .deviceMotion(_, let buffer, _): await buffer.waitForRoom()
         case .shake(_, let buffer, _): await buffer.waitForRoom()
         case .orientation(_, let buffer, _): await buffer.waitForRoom()
+        case .samples(_, let buffer, _): await buffer.waitForRoom()
         }
     }
 }

@@ -56,6 +56,16 @@ extension MotionManager {
         updates(.orientation, interval: 0, policy: bufferingPolicy, route: MotionEngine.Route.orientation)
     }
 
+    /// Subscribes to the readings of `sensors` together, one `MotionSample` per sample of the source that has a
+    /// reading of one of them (the other sensors' fields `nil`), filtered by ``MotionConfiguration/sensorFilter``:
+    /// the raw stream a recording is made of. `interval` thins the samples on a fixed grid (0, the default: every
+    /// one).
+    public func sampleUpdates(
+        sensors: SensorSet = .all, interval: Double = 0, bufferingPolicy: MotionBufferingPolicy = .samplesDefault
+    ) -> MotionUpdates<MotionSample> {
+        updates(.samples(sensors), interval: interval, policy: bufferingPolicy, route: MotionEngine.Route.samples)
+    }
+
     // MARK: Scoped subscriptions
 
     /// Runs `body` with accelerometer updates; the subscription ends when `body` returns or throws.
