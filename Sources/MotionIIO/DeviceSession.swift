@@ -81,11 +81,14 @@ public final class IIODeviceSession {
         /// before the last sample): what was set up on each.
         case reconnected([CaptureDetails], at: Double)
 
-        /// A line for logs, such as `iio:device0 (lis3dh) connected`.
+        /// A line for logs: `iio:device0 (lis3dh) opened`, `iio:device0 polled (why)`, the disconnection's message,
+        /// or `iio:device0 (lis3dh) connected`.
         public var description: String {
             switch self {
             case .opened(let details): "\(Self.names(details)) opened"
-            case .detailsChanged(let details): "\(Self.names(details)) now read as \(details.map(\.mode.rawValue))"
+            case .detailsChanged(let details):
+                details.map { "\($0.device.id) \($0.mode.rawValue)" + ($0.fallback.map { " (\($0))" } ?? "") }
+                    .joined(separator: ", ")
             case .disconnected(let disconnection): disconnection.error.message
             case .reconnected(let details, _): "\(Self.names(details)) connected"
             }
