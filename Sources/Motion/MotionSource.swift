@@ -22,7 +22,7 @@ public struct MotionSource: Sendable, CustomStringConvertible {
     /// The device runs only while a subscription needs it, at the fastest rate the subscriptions ask for (the
     /// device's nearest available rate at or above it), and its buffer is disabled when the last one stops.
     /// Timestamps are seconds on `CLOCK_BOOTTIME`, as Core Motion's. When the device goes away, the updates wait
-    /// for a matching device and continue (``ReconnectPolicy/waitForDevice``); use
+    /// for a matching device and continue (`ReconnectPolicy.waitForDevice`); use
     /// ``device(_:configuration:events:)`` for another policy, a read mode, mount matrices or timeouts.
     /// - Parameters:
     ///   - selector: `auto` (one device per sensor, merged by timestamp), or a device's name, label, id
@@ -39,12 +39,12 @@ public struct MotionSource: Sendable, CustomStringConvertible {
     }
 
     /// Live IIO devices, read with the whole capture configuration and a reconnection policy, through an
-    /// ``IIODeviceSession`` opened when the first subscription starts (see `Docs/Devices.md`).
+    /// `IIODeviceSession` (MotionIIO) opened when the first subscription starts (see `Docs/Devices.md`).
     ///
     /// As ``device(_:includeBase:batchDuration:)``; the rate follows the subscriptions' fastest interval unless
-    /// `configuration.capture.rate` is set. With ``ReconnectPolicy/waitForDevice`` (the default) the
+    /// `configuration.capture.rate` is set. With `ReconnectPolicy.waitForDevice` (the default) the
     /// subscriptions continue after a device is unplugged and a matching one appears, with timestamps that never
-    /// go back in time; with ``ReconnectPolicy/endOnDisconnect`` they end with `MotionError.Code.disconnected`.
+    /// go back in time; with `ReconnectPolicy.endOnDisconnect` they end with `MotionError.Code.disconnected`.
     /// Stopping the last subscription ends a wait for a device at once.
     /// - Parameters:
     ///   - selector: `auto`, or a device's name, label, id (`iio:device0`), sysfs path or `/dev` node.
