@@ -107,6 +107,23 @@ struct DeviceSourceTests {
         }
     }
 
+    @Test("The source's start timeout reaches the capture: a device that gives nothing fails within it")
+    func silentDeviceWithAShorterStartTimeout() async throws {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.lis3dh()  // a pty nobody writes to
+            for axis in ["x", "y", "z"] { device.remove("in_accel_\(axis)_raw") }
+            let path = try testbed.add(device)
+            let capture = CaptureConfiguration(startTimeout: 1)
+            let manager = try MotionManager(source: .device(configuration: .init(capture: capture)))
+            let error = await #expect(throws: MotionError.self) {
+                for try await _ in manager.accelerometerUpdates() {}
+            }
+            #expect(error?.code == .ioFailure)
+            #expect(error?.message.hasPrefix("iio:device0 (lis3dh, buffered) delivered no sample within 1 s") == true)
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+        }
+    }
+
     @Test("A silent buffer is given up for polled readings, which reach the subscription")
     func silentBufferFallsBackToPolling() async throws {
         try await Testbed.run { testbed in
