@@ -80,7 +80,8 @@ let package = Package(
         .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionTesting"]),
         .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO", "IIOTestbed"]),
         .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace"]),
-        .testTarget(name: "MotionTests", dependencies: ["Motion", "MotionIIO", "MotionTesting", "MotionTrace", "IIOTestbed"]),
+        .testTarget(
+            name: "MotionTests", dependencies: ["Motion", "MotionIIO", "MotionTesting", "MotionTrace", "IIOTestbed"]),
         .testTarget(name: "MotionEvaluationTests", dependencies: ["MotionEvaluation", "MotionAlgorithms", "MotionCore", "MotionTesting"]),
         .testTarget(name: "motionctlTests", dependencies: ["motionctl", "MotionTrace", "IIOTestbed"]),
     ]

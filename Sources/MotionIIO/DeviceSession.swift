@@ -62,7 +62,7 @@ public struct ReconnectPolicy: Hashable, Sendable, CustomStringConvertible {
 /// let session = try IIODeviceSession(selector: .automatic, configuration: .init(rate: 100))
 /// while true {
 ///     switch try await session.next() {
-///     case .samples(let batch): for sample in batch { print(sample.timestamp, sample.acceleration ?? "-") }
+///     case .samples(let batch): for sample in batch { print(sample.timestamp, sample.acceleration as Any) }
 ///     case .event(let event): print(event)
 ///     }
 /// }
@@ -220,8 +220,9 @@ public final class IIODeviceSession {
             close()
             throw error
         }
+        // Never back in time, across reconnections too (a replugged chip's timestamp clock may restart).
         for index in batch.indices {
-            batch[index].timestamp = max(batch[index].timestamp, lastTimestamp)  // never back in time, across reconnections too
+            batch[index].timestamp = max(batch[index].timestamp, lastTimestamp)
             lastTimestamp = batch[index].timestamp
         }
         guard capture.details == details else {

@@ -142,7 +142,8 @@ struct LiveSession {
         defer { session.close() }
         if let failure = session.monitorFailure {
             // Without it (no permission to listen to udev), a removal ends the command as with --exit-on-disconnect.
-            printToStandardError("motionctl: warning: cannot watch for devices (\(failure)); a removal will end the command")
+            printToStandardError(
+                "motionctl: warning: cannot watch for devices (\(failure)); a removal will end the command")
         }
         var file: TraceOutputFile?
         defer { file?.close() }
@@ -203,7 +204,8 @@ struct LiveSession {
                 let names = IIODeviceSession.Event.names(details)
                 printToStandardError("motionctl: \(names) connected; resuming")
                 if let writer {  // an output that was already started records the event
-                    try writer.writeEvent(type: "connected", timestamp: timestamp, fields: [("devices", .string(names))])
+                    try writer.writeEvent(
+                        type: "connected", timestamp: timestamp, fields: [("devices", .string(names))])
                     try writer.flush()
                 }
             case .samples(let batch):
