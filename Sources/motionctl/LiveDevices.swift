@@ -281,13 +281,6 @@ extension String {
     fileprivate func replacingColons() -> String { String(map { $0 == ":" ? "_" : $0 }) }
 }
 
-/// Seconds on `CLOCK_BOOTTIME`, the clock of live samples.
-func boottimeNow() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_BOOTTIME, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
-}
-
 /// Runs an async body and cancels it when SIGINT or SIGTERM arrives, so a command waiting for device data
 /// stops at once (the capture then disables the device's buffer). Install `Interruption` first: its handlers
 /// are chained (a second signal still exits at once).
