@@ -493,6 +493,10 @@ struct DeviceCommandTests {
             #expect(try await exiting.exitStatus() == 69, "\(exiting.stderr)")
             #expect(exiting.stderr.contains("motionctl: error:"))
             #expect(!exiting.stderr.contains("waiting for a matching device"))
+
+            let usage = try await Motionctl.run(["orientation", "--trace", "x.csv", "--exit-on-disconnect"])
+            #expect(usage.status == 64)
+            #expect(usage.stderr.contains("--exit-on-disconnect only works with --device."))
         }
     }
 
