@@ -255,8 +255,8 @@ public final class IIODeviceSession {
             let opened: IIOCapture
             do {
                 opened = try IIOCapture(sources: sources, configuration: configuration)
-            } catch where hasOpened && error.code == .disconnected {
-                // Gone again between discovery and opening.
+            } catch where hasOpened && (error.code == .disconnected || error.code == .deviceNotFound) {
+                // Gone (again) between discovery and opening: still being removed, or removed since.
                 try await waitForMatchingDevice()
                 continue
             }

@@ -58,7 +58,9 @@ struct DeviceSessionTests {
             watchdog.cancel()
             #expect(error?.code == .disconnected, "\(String(describing: error))")
             #expect(error?.message.contains("came back within 0.5 s") == true, "\(String(describing: error))")
-            #expect(steps.all == ["opened [\"iio:device0\"]", "samples 4", "disconnected iio:device0"])
+            // A device still being removed may be found and lost once more before the wait: a second disconnection.
+            #expect(Array(steps.all.prefix(3)) == ["opened [\"iio:device0\"]", "samples 4", "disconnected iio:device0"])
+            #expect(steps.all.dropFirst(3).allSatisfy { $0 == "disconnected iio:device0" }, "\(steps.all)")
         }
     }
 
@@ -78,7 +80,7 @@ struct DeviceSessionTests {
             }
             #expect(await eventually { testbed.attribute(path, "buffer/enable") == "1" })
             testbed.remove(path)
-            #expect(await eventually(limit: 20) { steps.all.count == 2 })  // opened, disconnected
+            #expect(await eventually(limit: 20) { steps.all.count >= 2 })  // opened, disconnected
             task.cancel()
             let ended = Steps()
             let waiter = Task {

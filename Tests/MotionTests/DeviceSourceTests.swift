@@ -204,7 +204,9 @@ struct DeviceSourceTests {
                 case .reconnected(let details, _): "reconnected \(details.map(\.device.id))"
                 }
             }
-            #expect(kinds == ["opened", "disconnected iio:device0", "reconnected [\"iio:device0\"]"])
+            // A device still being removed may be found and lost once more before the wait: a second disconnection.
+            #expect(kinds.first == "opened" && kinds.last == "reconnected [\"iio:device0\"]", "\(kinds)")
+            #expect(kinds.count >= 3 && kinds.dropFirst().dropLast().allSatisfy { $0 == "disconnected iio:device0" })
         }
     }
 
@@ -217,7 +219,7 @@ struct DeviceSourceTests {
             manager.startAccelerometerUpdates()
             #expect(await eventually { testbed.attribute(path, "buffer/enable") == "1" })
             testbed.remove(path)
-            #expect(await eventually { events.count == 2 })  // opened, disconnected
+            #expect(await eventually { events.count >= 2 })  // opened, disconnected
             manager.stopAccelerometerUpdates()
             let stopped = Recorder<Bool>()
             let waiter = Task {
