@@ -102,9 +102,10 @@ public final class IIODeviceSession {
 
     /// A device that went away.
     public struct Disconnection: Sendable {
-        /// The device, when the error names one the session was reading.
+        /// The device, when the error names one the session was reading (by its ``IIOReadError`` or its location).
         public var device: IIODevice?
-        /// The `MotionError.Code.disconnected` error that ended its capture (underlying ``IIOReadError``).
+        /// The `MotionError.Code.disconnected` error that ended its capture (usually with an underlying
+        /// ``IIOReadError``).
         public var error: MotionError
         /// When, in seconds on `CLOCK_BOOTTIME`: the later of now and the last sample's timestamp.
         public var timestamp: Double
@@ -213,8 +214,7 @@ public final class IIODeviceSession {
             details = []
             lastDisconnection = error
             reconnectDeadline = reconnectPolicy.waitLimit.map { monotonicNanoseconds() + UInt64($0 * 1e9) }
-            let id = (error.underlying as? IIOReadError)?.device
-            let device = capture.details.first { $0.device.id == id }?.device
+            let device = Self.device(named: error, among: capture.details)
             return .event(.disconnected(Disconnection(device: device, error: error, timestamp: eventTimestamp())))
         } catch {
             close()
@@ -292,6 +292,16 @@ public final class IIODeviceSession {
                 continue
             }
         }
+    }
+
+    /// The device an error is about: the one its ``IIOReadError`` names, else the one whose sysfs folder or node
+    /// its location is (a polled attribute that vanished).
+    private static func device(named error: MotionError, among details: [CaptureDetails]) -> IIODevice? {
+        if let id = (error.underlying as? IIOReadError)?.device {
+            return details.first { $0.device.id == id }?.device
+        }
+        guard let file = error.location?.file else { return nil }
+        return details.first { $0.device.deviceNode == file || file.hasPrefix($0.device.sysfsPath + "/") }?.device
     }
 
     /// Now on `CLOCK_BOOTTIME`, but never before the last sample.

@@ -114,6 +114,39 @@ struct DeviceSessionTests {
         }
     }
 
+    /// Without the capture's own removal watch (`watchForRemoval: false`, which reaches the capture), a polled
+    /// device is found gone by a failed sysfs read: the disconnection still names the device, from the error's
+    /// location.
+    @Test func aPolledDeviceThatVanishesIsNamed() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh(node: nil))  // no node: polled
+            let session = try IIODeviceSession(
+                selector: .automatic, configuration: .init(rate: 100, watchForRemoval: false),
+                reconnect: .waitForDevice(upTo: 0.2))
+            guard case .event(.opened(let details)) = try await session.next() else {
+                Issue.record("expected opened")
+                return
+            }
+            #expect(details.map(\.mode) == [.polled])
+            guard case .samples = try await session.next() else {
+                Issue.record("expected samples")
+                return
+            }
+            testbed.remove(path)
+            var disconnection: IIODeviceSession.Disconnection?
+            for _ in 0..<1000 {  // 10 s of polls at 100 Hz: a hang guard
+                if case .event(.disconnected(let found)) = try await session.next() {
+                    disconnection = found
+                    break
+                }
+            }
+            #expect(disconnection?.device?.id == "iio:device0")
+            #expect(disconnection?.error.location?.file?.hasPrefix(path + "/in_accel_") == true)
+            let error = await #expect(throws: MotionError.self) { _ = try await session.next() }
+            #expect(error?.code == .disconnected)
+        }
+    }
+
     @Test func invalidConfigurationIsRejected() {
         #expect(throws: MotionError.self) {
             _ = try IIODeviceSession(selector: .automatic, configuration: .init(timeout: -1))
