@@ -79,7 +79,10 @@ let package = Package(
         .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionTesting"]),
         .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO", testbed]),
         .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace"]),
-        .testTarget(name: "MotionTests", dependencies: ["Motion", "MotionAlgorithms", "MotionTesting", "MotionTrace", testbed]),
+        .testTarget(
+            name: "MotionTests",
+            dependencies: ["Motion", "MotionAlgorithms", "MotionIIO", "MotionTesting", "MotionTrace", testbed]
+        ),
         .testTarget(name: "MotionEvaluationTests", dependencies: ["MotionEvaluation", "MotionAlgorithms", "MotionCore", "MotionTesting"]),
         .testTarget(
             name: "motionctlTests",

@@ -1,4 +1,5 @@
 public import MotionCore
+public import MotionIIO
 
 /// Where a ``MotionManager`` gets its samples: a live IIO device, a recorded trace, or samples in memory.
 ///
@@ -6,7 +7,7 @@ public import MotionCore
 /// a ``ReplayPacing``; live devices deliver at their own pace.
 public struct MotionSource: Sendable, CustomStringConvertible {
     enum Kind: Sendable {
-        case device(selector: String, includeBase: Bool, batchDuration: Double)
+        case device(selector: String, includeBase: Bool, options: DeviceOptions)
         case trace(path: String, lenient: Bool)
         case samples([MotionSample])
         case live(@Sendable () -> any LiveSampleIterator)
@@ -20,7 +21,9 @@ public struct MotionSource: Sendable, CustomStringConvertible {
     ///
     /// The device runs only while a subscription needs it, at the fastest rate the subscriptions ask for (the
     /// device's nearest available rate at or above it), and its buffer is disabled when the last one stops.
-    /// Timestamps are seconds on `CLOCK_BOOTTIME`, as Core Motion's.
+    /// Timestamps are seconds on `CLOCK_BOOTTIME`, as Core Motion's. When the device goes away, the updates wait
+    /// for a matching device and continue (`ReconnectPolicy.waitForDevice`); use
+    /// ``device(_:configuration:events:)`` for another policy, a read mode, mount matrices or timeouts.
     /// - Parameters:
     ///   - selector: `auto` (one device per sensor, merged by timestamp), or a device's name, label, id
     ///     (`iio:device0`), sysfs path or `/dev` node.
@@ -29,8 +32,35 @@ public struct MotionSource: Sendable, CustomStringConvertible {
     public static func device(
         _ selector: String = "auto", includeBase: Bool = false, batchDuration: Double = 0.05
     ) -> MotionSource {
-        MotionSource(kind: .device(selector: selector, includeBase: includeBase, batchDuration: batchDuration),
-                     pacing: .realTime)
+        device(
+            selector,
+            configuration: DeviceSourceConfiguration(
+                includeBase: includeBase, capture: CaptureConfiguration(batchDuration: batchDuration)))
+    }
+
+    /// Live IIO devices, read with the whole capture configuration and a reconnection policy, through an
+    /// `IIODeviceSession` (MotionIIO) opened when the first subscription starts (see `Docs/Devices.md`).
+    ///
+    /// As ``device(_:includeBase:batchDuration:)``; the rate follows the subscriptions' fastest interval unless
+    /// `configuration.capture.rate` is set. With `ReconnectPolicy.waitForDevice` (the default) the
+    /// subscriptions continue after a device is unplugged and a matching one appears, with timestamps that never
+    /// go back in time; with `ReconnectPolicy.endOnDisconnect` they end with `MotionError.Code.disconnected`.
+    /// Stopping the last subscription ends a wait for a device at once.
+    /// - Parameters:
+    ///   - selector: `auto`, or a device's name, label, id (`iio:device0`), sysfs path or `/dev` node.
+    ///   - configuration: The capture (mode, mount-matrix overrides, timeouts, batch), base accelerometers
+    ///     and the reconnection policy.
+    ///   - events: Called with each device event (opened, read differently, disconnected, reconnected) on the
+    ///     manager's producer task, before the samples that follow it; keep it short. `nil` by default.
+    public static func device(
+        _ selector: String = "auto", configuration: DeviceSourceConfiguration,
+        events: (@Sendable (IIODeviceSession.Event) -> Void)? = nil
+    ) -> MotionSource {
+        MotionSource(
+            kind: .device(
+                selector: selector, includeBase: configuration.includeBase,
+                options: DeviceOptions(configuration: configuration, events: events)),
+            pacing: .realTime)
     }
 
     /// A trace in the canonical CSV format (`Docs/TraceFormat.md`), read as the replay goes, in constant memory.
@@ -75,6 +105,33 @@ public struct MotionSource: Sendable, CustomStringConvertible {
         case .live: "stream"
         }
     }
+}
+
+/// How a ``MotionSource/device(_:configuration:events:)`` source reads its devices.
+public struct DeviceSourceConfiguration: Hashable, Sendable {
+    /// Also use accelerometers in the base of a convertible.
+    public var includeBase: Bool
+    /// Mode, mount-matrix overrides, timeouts, batch duration and merging of every capture. Its `rate` (Hz),
+    /// when set, replaces the rate that follows the subscriptions' fastest interval.
+    public var capture: CaptureConfiguration
+    /// What happens when a device goes away.
+    public var reconnect: ReconnectPolicy
+
+    /// Creates a configuration: by default the display's devices, the default capture, and waiting for a
+    /// device that goes away to come back.
+    public init(
+        includeBase: Bool = false, capture: CaptureConfiguration = .init(), reconnect: ReconnectPolicy = .waitForDevice
+    ) {
+        self.includeBase = includeBase
+        self.capture = capture
+        self.reconnect = reconnect
+    }
+}
+
+/// A device source's configuration and event handler.
+struct DeviceOptions: Sendable {
+    var configuration: DeviceSourceConfiguration
+    var events: (@Sendable (IIODeviceSession.Event) -> Void)?
 }
 
 /// How fast a recording is replayed.

@@ -35,8 +35,8 @@ final class SampleFeed: @unchecked Sendable {
             input = .samples(samples, next: 0)
             knownSensors = samples.reduce(into: SensorSet()) { $0.formUnion($1.sensors) }
             (traceThread, executor) = (nil, nil)
-        case .device(let selector, let includeBase, let batchDuration):
-            input = .device(DeviceInput(selector: selector, includeBase: includeBase, batchDuration: batchDuration))
+        case .device(let selector, _, let options):
+            input = .device(DeviceInput(selector: selector, options: options))
             knownSensors = nil
             (traceThread, executor) = (nil, IIOCapture.executor)
         case .live(let makeIterator):
@@ -86,58 +86,61 @@ final class SampleFeed: @unchecked Sendable {
     }
 }
 
-/// A live capture, opened on demand and reopened when the wanted rate or sensors change.
+/// A live device session, opened on demand and reopened when the wanted rate or sensors change.
 final class DeviceInput {
     let selector: DeviceSelector
-    let includeBase: Bool
-    let batchDuration: Double
-    private var capture: IIOCapture?
+    let options: DeviceOptions
+    private var session: IIODeviceSession?
     private var openedFor: (interval: Double, sensors: SensorSet)?
     private var batch: [MotionSample] = []
     private var nextInBatch = 0
 
-    init(selector: String, includeBase: Bool, batchDuration: Double) {
+    init(selector: String, options: DeviceOptions) {
         self.selector = DeviceSelector(selector)
-        self.includeBase = includeBase
-        self.batchDuration = batchDuration
+        self.options = options
     }
 
+    /// The next sample; device events go to the source's handler as they come.
     func next(fastestInterval interval: Double, sensors: SensorSet) async throws(MotionError) -> MotionSample? {
-        if let openedFor, openedFor.interval != interval || openedFor.sensors != sensors {
+        let fixedRate = options.configuration.capture.rate != nil
+        if let openedFor, (!fixedRate && openedFor.interval != interval) || openedFor.sensors != sensors {
             close()
         }
         while nextInBatch >= batch.count {
-            let capture: IIOCapture
-            if let opened = self.capture {
-                capture = opened
+            let session: IIODeviceSession
+            if let opened = self.session {
+                session = opened
             } else {
-                capture = try open(interval: interval, sensors: sensors)
+                session = try open(interval: interval, sensors: sensors)
             }
-            batch = try await capture.next()
-            nextInBatch = 0
+            switch try await session.next() {
+            case .samples(let samples):
+                batch = samples
+                nextInBatch = 0
+            case .event(let event):
+                options.events?(event)  // on the producer task, under no lock
+            }
         }
         defer { nextInBatch += 1 }
         return batch[nextInBatch]
     }
 
-    private func open(interval: Double, sensors: SensorSet) throws(MotionError) -> IIOCapture {
-        let devices = try IIODeviceDiscovery.devices(includeBase: includeBase)
-        let wanted = sensors.isEmpty ? SensorSet.all : sensors
-        let sources = selector.sources(from: devices, sensors: wanted)
-        guard !sources.isEmpty else { throw selector.noMatchError(among: devices, sensors: wanted) }
-        let configuration = CaptureConfiguration(
-            rate: interval > 0 ? 1 / interval : nil, batchDuration: batchDuration)
-        let capture = try IIOCapture(sources: sources, configuration: configuration)
-        self.capture = capture
+    private func open(interval: Double, sensors: SensorSet) throws(MotionError) -> IIODeviceSession {
+        var capture = options.configuration.capture
+        if capture.rate == nil && interval > 0 { capture.rate = 1 / interval }
+        let session = try IIODeviceSession(
+            selector: selector, sensors: sensors.isEmpty ? .all : sensors,
+            includeBase: options.configuration.includeBase, configuration: capture,
+            reconnect: options.configuration.reconnect)
+        self.session = session
         openedFor = (interval, sensors)
-        return capture
+        return session
     }
 
-    /// Disables the buffers; the next read opens the device again. Samples of the current batch not yet
-    /// delivered are kept.
+    /// Disables the buffers (or ends a wait for a device); the next read opens the devices again.
     func close() {
-        capture?.close()
-        capture = nil
+        session?.close()
+        session = nil
         openedFor = nil
         batch = []  // stale once the device has stopped
         nextInBatch = 0

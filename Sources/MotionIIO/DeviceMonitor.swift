@@ -75,12 +75,19 @@ public final class IIODeviceMonitor: AsyncSequence {
     ///
     /// - Throws: `MotionError.Code.cancelled` when the task is cancelled.
     public func next() async throws(MotionError) -> IIODeviceEvent {
+        // Without a deadline, the wait returns only with an event.
+        try await next(until: nil)!
+    }
+
+    /// The next event, or `nil` when `deadline` (`CLOCK_MONOTONIC` ns) passes first.
+    func next(until deadline: UInt64?) async throws(MotionError) -> IIODeviceEvent? {
         while true {
             while let device = monitor.receive() {
                 if let event = event(for: device) { return event }
             }
+            if let deadline, monotonicNanoseconds() >= deadline { return nil }
             do {
-                _ = try await Reactor.shared.wait(readable: [monitor.fileDescriptor])
+                _ = try await Reactor.shared.wait(readable: [monitor.fileDescriptor], until: deadline)
             } catch is CancellationError {
                 throw MotionError(.cancelled, "device monitoring was cancelled")
             } catch {

@@ -106,9 +106,10 @@ enum CaptureModeArgument: String, ExpressibleByArgument, CaseIterable {
 }
 
 /// Streams samples from live devices into a trace writer, surviving disconnections (see `Docs/Devices.md`):
-/// a removal is reported (stderr line, and a `disconnected` event in the output), then the session waits for a
-/// matching device and resumes with a `connected` event, or with `--exit-on-disconnect` it ends with the
-/// `disconnected` error (exit status 69).
+/// an `IIODeviceSession` reads the devices; a removal is reported (stderr line, and a `disconnected` event in the
+/// output), then the session waits for a matching device and resumes with a `connected` event, or with
+/// `--exit-on-disconnect` (`ReconnectPolicy.endOnDisconnect`) it ends with the `disconnected` error (exit
+/// status 69).
 struct LiveSession {
     struct Output {
         /// The file to write, `-` for stdout; opened only once the devices are, and put in place
@@ -133,16 +134,16 @@ struct LiveSession {
     let duration: Double?
 
     func run() async throws(MotionError) {
-        // Created before discovery, so no add is missed. Without it (no permission to listen to udev), a
-        // removed device ends the command as with --exit-on-disconnect.
-        let monitor: IIODeviceMonitor?
-        do {
-            monitor = try IIODeviceMonitor(includeBase: options.includeBase)
-        } catch {
-            monitor = nil
-            if !options.exitOnDisconnect {
-                printToStandardError("motionctl: warning: cannot watch for devices (\(error)); a removal will end the command")
-            }
+        // One session owns discovery, the capture and the wait for a matching device after a removal.
+        let session = try IIODeviceSession(
+            selector: selector, sensors: wanted, includeBase: options.includeBase,
+            configuration: options.configuration(interval: interval),
+            reconnect: options.exitOnDisconnect ? .endOnDisconnect : .waitForDevice)
+        defer { session.close() }
+        if let failure = session.monitorFailure {
+            // Without it (no permission to listen to udev), a removal ends the command as with --exit-on-disconnect.
+            printToStandardError(
+                "motionctl: warning: cannot watch for devices (\(failure)); a removal will end the command")
         }
         var file: TraceOutputFile?
         defer { file?.close() }
@@ -150,101 +151,84 @@ struct LiveSession {
         var processor: MotionProcessor?
         var lastTimestamp = -Double.infinity
         var firstTimestamp: Double?
-        var disconnected = false
-        var hasOpened = false
+        var reported: [CaptureDetails] = []
 
         /// The output, opened at the first batch (or at the end, if none came), so its metadata says how the
         /// devices are read after any fallback to polling.
-        func startOutput(_ capture: IIOCapture, _ sources: [CaptureSource]) throws(MotionError) {
+        func startOutput(_ details: [CaptureDetails]) throws(MotionError) {
             guard writer == nil else { return }
-            let sensors = sources.reduce(SensorSet()) { $0.union($1.sensorSet) }.intersection(wanted)
+            let sensors = details.reduce(SensorSet()) { set, detail in
+                detail.sensors.reduce(set) { $0.union($1.sensor) }
+            }.intersection(wanted)
             let opened = try TraceOutputFile(path: output.path, existing: output.existing)
             file = opened
             writer = try TraceWriter(
                 fileDescriptor: opened.fileDescriptor, name: opened.name, format: output.format, sensors: sensors,
-                metadata: metadata(capture.details), flushing: output.flushing)
+                metadata: metadata(details), flushing: output.flushing)
             processor = MotionProcessor(
                 configuration: MotionConfiguration(sensorFilter: filter),
                 request: .init(sensors: sensors, updateInterval: interval))
         }
 
         while true {
-            let devices = try IIODeviceDiscovery.devices(includeBase: options.includeBase)
-            let sources = selector.sources(from: devices, sensors: wanted)
-            if sources.isEmpty {
-                guard hasOpened else { throw selector.noMatchError(among: devices, sensors: wanted) }
-                try await waitForMatchingDevice(monitor)
-                continue
-            }
-            let capture: IIOCapture
+            let next: IIODeviceSession.Output
             do {
-                capture = try IIOCapture(sources: sources, configuration: options.configuration(interval: interval))
-            } catch where hasOpened && error.code == .disconnected {
-                try await waitForMatchingDevice(monitor)
-                continue
-            }
-            defer { capture.close() }
-            hasOpened = true
-            var reported: [CaptureDetails] = []
-            reportChanges(in: capture.details, since: &reported)
-            if disconnected {
-                disconnected = false
-                let names = capture.details.map { "\($0.device.id) (\($0.device.name))" }.joined(separator: ", ")
-                printToStandardError("motionctl: \(names) connected; resuming")
-                if let writer {  // an output that was already started records the event
-                    try writer.writeEvent(
-                        type: "connected", timestamp: max(lastTimestamp, boottimeNow()),
-                        fields: [("devices", .string(names))])
-                    try writer.flush()
-                }
-            }
-
-            do {
-                while true {
-                    let batch = try await capture.next()
-                    reportChanges(in: capture.details, since: &reported)
-                    try startOutput(capture, sources)
-                    for var sample in batch {
-                        sample.timestamp = max(sample.timestamp, lastTimestamp)  // never back in time across reconnections
-                        if let duration {
-                            let first = firstTimestamp ?? sample.timestamp
-                            firstTimestamp = first
-                            if sample.timestamp - first >= duration {
-                                try writer!.flush()
-                                try file!.commit()
-                                return
-                            }
-                        }
-                        processor!.process(sample)
-                        guard let delivered = processor!.outputs.sample else { continue }
-                        try writer!.write(delivered)
-                        lastTimestamp = delivered.timestamp
-                    }
-                    try writer!.flush()  // every batch: a reader (or kill -9) sees whole lines up to here
-                    if lastTimestamp > -.infinity { try file!.commit() }  // holds samples: now at its path
-                }
+                next = try await session.next()
             } catch where error.code == .cancelled {
-                try startOutput(capture, sources)
+                guard !session.details.isEmpty else { throw error }  // cancelled while waiting for a device
+                try startOutput(session.details)
                 try writer!.flush()
                 try file!.commit()
                 return
             } catch where error.code == .disconnected {
-                if options.exitOnDisconnect || monitor == nil {
-                    try? writer?.flush()
-                    throw error
-                }
-                disconnected = true
-                printToStandardError("motionctl: \(error.message); waiting for a matching device")
+                try? writer?.flush()
+                throw error
+            }
+            switch next {
+            case .event(.opened(let details)):
+                reportChanges(in: details, since: &reported)
+            case .event(.detailsChanged(let details)):
+                reportChanges(in: details, since: &reported)
+            case .event(.disconnected(let disconnection)):
+                printToStandardError("motionctl: \(disconnection.error.message); waiting for a matching device")
                 guard let writer else { continue }  // nothing written yet: no event to record
-                let id = (error.underlying as? IIOReadError)?.device
-                let device = capture.details.first { $0.device.id == id }?.device
                 try writer.writeEvent(
-                    type: "disconnected", timestamp: max(lastTimestamp, boottimeNow()),
+                    type: "disconnected", timestamp: disconnection.timestamp,
                     fields: [
-                        ("device", .string(device?.id ?? "")), ("name", .string(device?.name ?? "")),
-                        ("reason", .string(error.message)),
+                        ("device", .string(disconnection.device?.id ?? "")),
+                        ("name", .string(disconnection.device?.name ?? "")),
+                        ("reason", .string(disconnection.error.message)),
                     ])
                 try writer.flush()
+            case .event(.reconnected(let details, let timestamp)):
+                reported = []
+                reportChanges(in: details, since: &reported)
+                let names = IIODeviceSession.Event.names(details)
+                printToStandardError("motionctl: \(names) connected; resuming")
+                if let writer {  // an output that was already started records the event
+                    try writer.writeEvent(
+                        type: "connected", timestamp: timestamp, fields: [("devices", .string(names))])
+                    try writer.flush()
+                }
+            case .samples(let batch):
+                try startOutput(session.details)
+                for sample in batch {  // never back in time: the session clamps across reconnections
+                    if let duration {
+                        let first = firstTimestamp ?? sample.timestamp
+                        firstTimestamp = first
+                        if sample.timestamp - first >= duration {
+                            try writer!.flush()
+                            try file!.commit()
+                            return
+                        }
+                    }
+                    processor!.process(sample)
+                    guard let delivered = processor!.outputs.sample else { continue }
+                    try writer!.write(delivered)
+                    lastTimestamp = delivered.timestamp
+                }
+                try writer!.flush()  // every batch: a reader (or kill -9) sees whole lines up to here
+                if lastTimestamp > -.infinity { try file!.commit() }  // holds samples: now at its path
             }
         }
     }
@@ -264,21 +248,6 @@ struct LiveSession {
             }
         }
         reported = details
-    }
-
-    /// Suspends until the monitor reports a device that the selector would pick.
-    private func waitForMatchingDevice(_ monitor: IIODeviceMonitor?) async throws(MotionError) {
-        guard let monitor else {
-            throw MotionError(.disconnected, "the device is gone and new devices cannot be watched for")
-        }
-        while true {
-            switch try await monitor.next() {
-            case .added(let device), .changed(let device):
-                if !selector.sources(from: [device], sensors: wanted).isEmpty { return }
-            case .removed:
-                continue
-            }
-        }
     }
 
     private func metadata(_ details: [CaptureDetails]) -> TraceMetadata {
@@ -313,11 +282,4 @@ struct LiveSession {
 
 extension String {
     fileprivate func replacingColons() -> String { String(map { $0 == ":" ? "_" : $0 }) }
-}
-
-/// Seconds on `CLOCK_BOOTTIME`, the clock of live samples.
-func boottimeNow() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_BOOTTIME, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
 }

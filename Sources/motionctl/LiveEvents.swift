@@ -1,6 +1,7 @@
 import ArgumentParser
 import Motion
 import MotionCore
+import MotionIIO
 
 /// `--device` for the event commands (`shake`, `orientation`): the events of a live device, through a
 /// `MotionManager` (the accelerometer runs while the command listens and is switched off when it ends).
@@ -13,10 +14,15 @@ struct LiveEventOptions: ParsableArguments {
     @Flag(name: .customLong("include-base"), help: "With --device: also use accelerometers in the base of a convertible.")
     var includeBase = false
 
+    @Flag(name: .customLong("exit-on-disconnect"), help: ArgumentHelp(
+        "With --device: exit with status 69 when the device goes away, instead of waiting for it to come back."))
+    var exitOnDisconnect = false
+
     /// Checks that exactly one input is chosen.
     func validate(trace: String?, evaluate: Bool, speedGiven: Bool, lenient: Bool) throws {
         guard let device else {
             if includeBase { throw ValidationError("--include-base only works with --device.") }
+            if exitOnDisconnect { throw ValidationError("--exit-on-disconnect only works with --device.") }
             return
         }
         if trace != nil || evaluate {
@@ -26,7 +32,25 @@ struct LiveEventOptions: ParsableArguments {
         if speedGiven || lenient { throw ValidationError("--speed and --lenient apply to --trace only.") }
     }
 
-    var source: MotionSource? { device.map { MotionSource.device($0, includeBase: includeBase) } }
+    /// The device source: when the device goes away, the events wait for a matching one (reported on stderr, as
+    /// `stream --device` does), or with --exit-on-disconnect end with status 69.
+    var source: MotionSource? {
+        let configuration = DeviceSourceConfiguration(
+            includeBase: includeBase, reconnect: exitOnDisconnect ? .endOnDisconnect : .waitForDevice)
+        return device.map { MotionSource.device($0, configuration: configuration, events: Self.report) }
+    }
+
+    /// Prints a removal and a reconnection on stderr, in `stream --device`'s words.
+    static func report(_ event: IIODeviceSession.Event) {
+        switch event {
+        case .disconnected(let disconnection):
+            printToStandardError("motionctl: \(disconnection.error.message); waiting for a matching device")
+        case .reconnected(let details, _):
+            printToStandardError("motionctl: \(IIODeviceSession.Event.names(details)) connected; resuming")
+        case .opened, .detailsChanged:
+            break
+        }
+    }
 
     /// Runs `body` with a manager on the device until SIGINT or SIGTERM (status 0) or a device error (such as
     /// no matching device, which the subscription reports when it opens the device), then switches the device off

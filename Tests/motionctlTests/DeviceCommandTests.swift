@@ -521,6 +521,41 @@ struct DeviceCommandTests {
         }
     }
 
+    /// `orientation --device` (a MotionManager on the device) waits through a removal and resumes with the device
+    /// that comes back, saying so on stderr; with --exit-on-disconnect it exits with 69 instead.
+    @Test func orientationWaitsForARemovedDevice() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh().bufferOnly)
+            let child = try RunningMotionctl(["orientation", "--device", "auto", "--format", "jsonl"])
+            #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
+            try testbed.feed("/dev/iio:device0", scans(0..<200))  // portrait
+            #expect(try await child.wait { $0.stdout.contains("\"orientation\":\"portrait\"") })
+            testbed.remove(path)
+            #expect(try await child.wait { $0.stderr.contains("waiting for a matching device") }, "\(child.stderr)")
+            try testbed.add(.lis3dh().bufferOnly)
+            #expect(try await child.wait { $0.stderr.contains("motionctl: iio:device0 (lis3dh) connected; resuming") })
+            #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
+            // Lying face up (z ≈ −1 g), stamped after the first device's scans.
+            let rows = (0..<200).map { i -> [Int64] in [0, 0, -1024, 3_000_000_000 + Int64(i) * 10_000_000] }
+            try testbed.feed("/dev/iio:device0", lis3dhScans.encode(rows: rows))
+            #expect(try await child.wait { $0.stdout.contains("\"orientation\":\"faceUp\"") }, "\(child.stdout)")
+            #expect(try await child.stop(SIGTERM) == 0)
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+
+            // The device that came back (same sysfs path) goes away again under --exit-on-disconnect.
+            let exiting = try RunningMotionctl(["orientation", "--device", "auto", "--exit-on-disconnect"])
+            #expect(try await exiting.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
+            testbed.remove(path)
+            #expect(try await exiting.exitStatus() == 69, "\(exiting.stderr)")
+            #expect(exiting.stderr.contains("motionctl: error:"))
+            #expect(!exiting.stderr.contains("waiting for a matching device"))
+
+            let usage = try await Motionctl.run(["orientation", "--trace", "x.csv", "--exit-on-disconnect"])
+            #expect(usage.status == 64)
+            #expect(usage.stderr.contains("--exit-on-disconnect only works with --device."))
+        }
+    }
+
     /// `shake --device` prints began and ended for a 4 Hz, 1.5 g back-and-forth along x on a live device.
     @Test func shakeFromALiveDevice() async throws {
         try await Testbed.run { testbed in
