@@ -95,7 +95,7 @@ import Testing
 
     func attitudeParity(_ trace: String, _ frame: AttitudeReferenceFrame, declination: Double = 0) async throws {
         let rows = try await Self.rows([
-            "attitude", "--trace", trace, "--format", "jsonl", "--all", "--frame", frame.cliName,
+            "attitude", "--trace", trace, "--format", "jsonl", "--all", "--frame", frame.rawValue,
             "--declination", "\(declination)", "--predict", "0.01",
         ])
         let manager = try Self.manager(
@@ -159,17 +159,5 @@ import Testing
         #expect(rows.map { [$0.t!] } == delivered.map { [$0.timestamp] })
         #expect(rows.map { [$0.orientation!, $0.previous!] }
             == delivered.map { [$0.orientation.description, $0.previousOrientation.description] })
-    }
-}
-
-extension AttitudeReferenceFrame {
-    /// `motionctl`'s name of the frame.
-    var cliName: String {
-        switch self {
-        case .xArbitraryZVertical: "arbitrary"
-        case .xArbitraryCorrectedZVertical: "arbitrary-corrected"
-        case .xMagneticNorthZVertical: "magnetic-north"
-        case .xTrueNorthZVertical: "true-north"
-        }
     }
 }
