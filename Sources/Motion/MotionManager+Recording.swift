@@ -19,8 +19,8 @@ extension MotionManager {
     ///
     /// - Parameters:
     ///   - path: The file, or `-` for standard output.
-    ///   - sensors: The columns: the sensors the source has (its trace header, or the devices present) unless
-    ///     given.
+    ///   - sensors: The columns. Unless given, the sensors the source has: a trace's header, the samples given, or
+    ///     the devices present now; a ``MotionSource/stream(_:)`` source needs them given.
     ///   - format: CSV (the canonical trace) or JSON Lines.
     ///   - existing: What to do with a file already at `path`.
     ///   - metadata: Comment and `key: value` lines at the top of the trace (attribution, notes).
