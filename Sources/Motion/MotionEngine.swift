@@ -237,64 +237,49 @@ final class MotionEngine: Sendable {
     // MARK: Producer
 
     private func produce() async {
-        var processor = MotionProcessor(configuration: configuration, request: .init())
-        var adopted: Needs?
+        let waiter = source.pacing.speedFactor.flatMap { source.isLive ? nil : makeWaiter($0) }
+        let delivery = SubscriptionDelivery(engine: self, needs: state.withLock { $0.needs }, lossless: isLossless)
+        var loop = SampleLoop(
+            processor: MotionProcessor(configuration: configuration, request: .init()), source: feed,
+            delivery: delivery, pacer: waiter)
+        defer { feed.pause() }
+        switch await loop.run() {
+        case .ended: finishAll(.success(()))
+        case .failed(let error): finishAll(.failure(error))
+        case .stopped: break  // paused: the next producer resumes the replay, or the device reopens
+        }
+    }
+
+    /// The sample loop's delivery to the subscriptions: routes each sample's outputs, sends what is due (waiting
+    /// for room when lossless) and unsubscribes the closed ones.
+    struct SubscriptionDelivery: SampleDelivery {
+        let engine: MotionEngine
+        /// What the subscriptions need, as of the last routing.
+        var needs: Needs
+        let lossless: Bool
         var deliveries: [Delivery] = []
         var closed: [Int] = []
-        var needs = state.withLock { $0.needs }
-        let waiter = source.pacing.speedFactor.flatMap { source.isLive ? nil : makeWaiter($0) }
-        let lossless = isLossless
-        defer { feed.pause() }
-        /// Routes `outputs` and sends what is due (waiting for room when lossless); unsubscribes closed ones.
-        func deliver(_ outputs: MotionOutputs) async {
-            needs = route(outputs, into: &deliveries)
+
+        var demand: SampleDemand {
+            SampleDemand(request: needs.request, sensors: needs.sensors, fastestInterval: needs.fastestInterval)
+        }
+
+        mutating func deliver(_ outputs: MotionOutputs, end: Bool) async throws(MotionError) {
+            needs = engine.route(outputs, into: &deliveries)
             for delivery in deliveries {
                 if lossless { await delivery.waitForRoom() }
                 if !delivery.send() { closed.append(delivery.id) }
             }
             deliveries.removeAll(keepingCapacity: true)
             if !closed.isEmpty {
-                closed.forEach(unsubscribe)
+                closed.forEach(engine.unsubscribe)
                 closed.removeAll(keepingCapacity: true)
             }
-        }
-        while !Task.isCancelled {
-            let sample: MotionSample
-            do {
-                guard let next = try await feed.next(fastestInterval: needs.fastestInterval, sensors: needs.sensors)
-                else {
-                    processor.finish()
-                    await deliver(processor.outputs)
-                    finishAll(.success(()))
-                    return
-                }
-                sample = next
-            } catch {
-                if Task.isCancelled && error.code == .cancelled { return }
-                processor.finish()
-                await deliver(processor.outputs)
-                finishAll(.failure(error))
-                return
-            }
-            if let waiter {
-                do {
-                    try await waiter.wait(until: sample.timestamp)
-                } catch {
-                    feed.putBack(sample)  // cancelled while waiting: the replay resumes with it
-                    return
-                }
-            }
-            if needs != adopted {
-                adopted = needs
-                processor.setRequest(needs.request)
-            }
-            processor.process(sample)
-            await deliver(processor.outputs)
         }
     }
 
     /// Records the latest values and picks the deliveries due; returns what to compute for the next sample.
-    private func route(_ outputs: MotionOutputs, into deliveries: inout [Delivery]) -> Needs {
+    fileprivate func route(_ outputs: MotionOutputs, into deliveries: inout [Delivery]) -> Needs {
         let accelerometer = outputs.accelerometer
         let gyroscope = outputs.gyroscope
         let magnetometer = outputs.magnetometer
@@ -434,10 +419,6 @@ enum Delivery {
 }
 
 /// Paces a replay on a clock: waits until the sample's time, relative to the first sample, has passed.
-protocol ReplayWaiter: AnyObject {
-    func wait(until timestamp: Double) async throws
-}
-
 final class ClockWaiter<C: Clock>: ReplayWaiter where C.Duration == Duration {
     private let clock: C
     private var schedule: ReplaySchedule

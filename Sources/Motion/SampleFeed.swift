@@ -75,7 +75,7 @@ final class SampleFeed: @unchecked Sendable {
         }
     }
 
-    /// Keeps `sample` for the next producer: it was read but not delivered.
+    /// Keeps `sample` for the next producer: it was read but not processed.
     func putBack(_ sample: MotionSample) {
         pending = sample
     }
@@ -144,5 +144,11 @@ final class DeviceInput {
         openedFor = nil
         batch = []  // stale once the device has stopped
         nextInBatch = 0
+    }
+}
+
+extension SampleFeed: SampleSource {
+    func next(_ demand: SampleDemand) async throws(MotionError) -> MotionSample? {
+        try await next(fastestInterval: demand.fastestInterval, sensors: demand.sensors)
     }
 }
