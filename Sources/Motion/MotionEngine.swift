@@ -259,22 +259,38 @@ final class MotionEngine: Sendable {
         let lossless: Bool
         var deliveries: [Delivery] = []
         var closed: [Int] = []
+        private(set) var demandGeneration = 0
 
         var demand: SampleDemand {
             SampleDemand(request: needs.request, sensors: needs.sensors, fastestInterval: needs.fastestInterval)
         }
 
-        mutating func deliver(_ outputs: MotionOutputs, end: Bool) async throws(MotionError) {
-            needs = engine.route(outputs, into: &deliveries)
+        mutating func deliver(_ outputs: MotionOutputs, end: Bool) throws(MotionError) -> SampleDeliveryResult {
+            let routed = engine.route(outputs, into: &deliveries)
+            if routed != needs {
+                needs = routed
+                demandGeneration &+= 1
+            }
+            if lossless && !deliveries.isEmpty { return .mustWait }  // each waits for room in waitForRoom()
+            for delivery in deliveries where !delivery.send() { closed.append(delivery.id) }
+            deliveries.removeAll(keepingCapacity: true)
+            unsubscribeClosed()
+            return .delivered
+        }
+
+        nonisolated(nonsending) mutating func waitForRoom() async throws(MotionError) {
             for delivery in deliveries {
-                if lossless { await delivery.waitForRoom() }
+                await delivery.waitForRoom()
                 if !delivery.send() { closed.append(delivery.id) }
             }
             deliveries.removeAll(keepingCapacity: true)
-            if !closed.isEmpty {
-                closed.forEach(engine.unsubscribe)
-                closed.removeAll(keepingCapacity: true)
-            }
+            unsubscribeClosed()
+        }
+
+        private mutating func unsubscribeClosed() {
+            guard !closed.isEmpty else { return }
+            closed.forEach(engine.unsubscribe)
+            closed.removeAll(keepingCapacity: true)
         }
     }
 
@@ -429,7 +445,7 @@ final class ClockWaiter<C: Clock>: ReplayWaiter where C.Duration == Duration {
         schedule = ReplaySchedule(factor: factor)
     }
 
-    func wait(until timestamp: Double) async throws {
+    nonisolated(nonsending) func wait(until timestamp: Double) async throws {
         guard let anchor, let offset = schedule.offset(of: timestamp) else {
             anchor = clock.now
             _ = schedule.offset(of: timestamp)

@@ -14,8 +14,11 @@ final class SampleFeed: @unchecked Sendable {
     }
 
     private var input: Input
-    /// A sample taken but not yet delivered when its producer was cancelled (the replay pauses on it).
-    private var pending: MotionSample?
+    /// Samples taken but not processed when their producer was cancelled (the replay pauses on them), and a
+    /// caller's sequence's next sample.
+    private var pending: [MotionSample] = []
+    /// A caller's sequence has ended.
+    private var sequenceEnded = false
     /// The sensors the source can deliver, when known without opening a device.
     let knownSensors: SensorSet?
     /// Where the producer runs: the capture's reactor thread for a device (it wakes there when data arrives), a
@@ -50,34 +53,11 @@ final class SampleFeed: @unchecked Sendable {
         traceThread?.stop()
     }
 
-    /// The next sample, or `nil` at the end of a recording. `interval` is the fastest update interval the
-    /// subscriptions ask for (seconds, 0 for every sample): a device is (re)opened at the matching rate.
-    func next(fastestInterval interval: Double, sensors: SensorSet) async throws(MotionError) -> MotionSample? {
-        if let sample = pending {
-            pending = nil
-            return sample
-        }
-        switch input {
-        case .trace(let reader):
-            return try reader.next()
-        case .samples(let samples, let next):
-            guard next < samples.count else { return nil }
-            input = .samples(samples, next: next + 1)
-            return samples[next]
-        case .device(let device):
-            return try await device.next(fastestInterval: interval, sensors: sensors)
-        case .live(let iterator):
-            return try await iterator.next()
-        case .liveNotStarted(let makeIterator):
-            let iterator = makeIterator()
-            input = .live(iterator)
-            return try await iterator.next()
-        }
-    }
-
-    /// Keeps `sample` for the next producer: it was read but not processed.
+    /// Keeps `sample` for the next producer: it was read but not processed. A device's is stale once it has
+    /// stopped: dropped.
     func putBack(_ sample: MotionSample) {
-        pending = sample
+        if case .device = input { return }
+        pending.insert(sample, at: 0)
     }
 
     /// Stops a device (its buffer is disabled); recordings keep their place.
@@ -100,12 +80,21 @@ final class DeviceInput {
         self.options = options
     }
 
-    /// The next sample; device events go to the source's handler as they come.
-    func next(fastestInterval interval: Double, sensors: SensorSet) async throws(MotionError) -> MotionSample? {
+    /// The next sample of the current batch, or `nil` when it is used up (or the wanted rate or sensors changed:
+    /// the device is then closed, to reopen at the next ``fetch(fastestInterval:sensors:)``).
+    func nextAtHand(fastestInterval interval: Double, sensors: SensorSet) -> MotionSample? {
         let fixedRate = options.configuration.capture.rate != nil
         if let openedFor, (!fixedRate && openedFor.interval != interval) || openedFor.sensors != sensors {
             close()
         }
+        guard nextInBatch < batch.count else { return nil }
+        defer { nextInBatch += 1 }
+        return batch[nextInBatch]
+    }
+
+    /// Waits for the next batch, opening the devices if needed; device events go to the source's handler as they
+    /// come.
+    func fetch(fastestInterval interval: Double, sensors: SensorSet) async throws(MotionError) {
         while nextInBatch >= batch.count {
             let session: IIODeviceSession
             if let opened = self.session {
@@ -121,8 +110,6 @@ final class DeviceInput {
                 options.events?(event)  // on the producer task, under no lock
             }
         }
-        defer { nextInBatch += 1 }
-        return batch[nextInBatch]
     }
 
     private func open(interval: Double, sensors: SensorSet) throws(MotionError) -> IIODeviceSession {
@@ -148,7 +135,46 @@ final class DeviceInput {
 }
 
 extension SampleFeed: SampleSource {
-    func next(_ demand: SampleDemand) async throws(MotionError) -> MotionSample? {
-        try await next(fastestInterval: demand.fastestInterval, sensors: demand.sensors)
+    /// The next sample at hand: a recording's next (a trace's read on the trace's own thread), a device's from its
+    /// current batch, a caller's sequence's once awaited. `MotionError.Code.cancelled` once the producer's task
+    /// is cancelled, so a cancelled producer takes nothing more (the replay resumes there).
+    func next(_ demand: SampleDemand) throws(MotionError) -> SampleSourceStep {
+        if Task.isCancelled { throw MotionError(.cancelled, "the producer was cancelled") }
+        if !pending.isEmpty { return .sample(pending.removeFirst()) }
+        switch input {
+        case .trace(let reader):
+            guard let sample = try reader.next() else { return .ended }
+            return .sample(sample)
+        case .samples(let samples, let next):
+            guard next < samples.count else { return .ended }
+            input = .samples(samples, next: next + 1)
+            return .sample(samples[next])
+        case .device(let device):
+            guard let sample = device.nextAtHand(fastestInterval: demand.fastestInterval, sensors: demand.sensors)
+            else { return .wait }
+            return .sample(sample)
+        case .live, .liveNotStarted:
+            return sequenceEnded ? .ended : .wait
+        }
+    }
+
+    /// Waits for a device's next batch, or a caller's sequence's next sample.
+    nonisolated(nonsending) func wait(_ demand: SampleDemand) async throws(MotionError) {
+        switch input {
+        case .device(let device):
+            try await device.fetch(fastestInterval: demand.fastestInterval, sensors: demand.sensors)
+        case .live(let iterator):
+            try await take(from: iterator)
+        case .liveNotStarted(let makeIterator):
+            let iterator = makeIterator()
+            input = .live(iterator)
+            try await take(from: iterator)
+        case .trace, .samples:
+            break
+        }
+    }
+
+    private func take(from iterator: any LiveSampleIterator) async throws(MotionError) {
+        if let sample = try await iterator.next() { pending.append(sample) } else { sequenceEnded = true }
     }
 }

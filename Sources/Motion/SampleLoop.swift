@@ -1,79 +1,130 @@
-package import MotionCore
+public import MotionCore
 
 /// What the consumers of a sample loop need now: what the processor computes, and what the source must read (a
 /// device opens these sensors at the rate of the fastest interval).
-package struct SampleDemand: Equatable, Sendable {
+public struct SampleDemand: Equatable, Sendable {
     /// What the processor computes.
-    package var request: MotionProcessor.Request
+    public var request: MotionProcessor.Request
     /// The sensors to read.
-    package var sensors: SensorSet
+    public var sensors: SensorSet
     /// The smallest update interval asked for, in seconds (0: every sample).
-    package var fastestInterval: Double
+    public var fastestInterval: Double
 
-    package init(request: MotionProcessor.Request, sensors: SensorSet? = nil, fastestInterval: Double = 0) {
+    /// Creates a demand; the sensors are the request's required ones unless given.
+    public init(request: MotionProcessor.Request, sensors: SensorSet? = nil, fastestInterval: Double = 0) {
         self.request = request
         self.sensors = sensors ?? request.requiredSensors
         self.fastestInterval = fastestInterval
     }
 }
 
+/// A step of a ``SampleSource``.
+public enum SampleSourceStep: Sendable {
+    /// The next sample.
+    case sample(MotionSample)
+    /// The next sample is not at hand: await ``SampleSource/wait(_:)``, then ask again.
+    case wait
+    /// The source has ended.
+    case ended
+}
+
 /// Where a sample loop's samples come from: a trace, samples in memory, a device, a caller's sequence.
-package protocol SampleSource {
-    /// The next sample, or `nil` when the source has ended.
-    mutating func next(_ demand: SampleDemand) async throws(MotionError) -> MotionSample?
+///
+/// Samples at hand are taken synchronously (``next(_:)``), so that a replay at full speed costs no asynchronous
+/// call per sample; only waiting for more (a device's next wake-up) is asynchronous.
+public protocol SampleSource {
+    /// The next sample at hand, ``SampleSourceStep/wait`` when it must be awaited, or the end. A source that stops
+    /// when its task is cancelled throws `MotionError.Code.cancelled` then (the loop does not check cancellation
+    /// itself, so a source that need not stop pays nothing for it).
+    mutating func next(_ demand: SampleDemand) throws(MotionError) -> SampleSourceStep
+    /// Waits until ``next(_:)`` has a sample or the end.
+    nonisolated(nonsending) mutating func wait(_ demand: SampleDemand) async throws(MotionError)
     /// Keeps `sample`, taken but not processed (the loop stopped while pacing it), for the next run.
     mutating func putBack(_ sample: MotionSample)
 }
 
+/// What became of one sample's outputs handed to a ``SampleDelivery``.
+public enum SampleDeliveryResult: Sendable {
+    /// Handed over.
+    case delivered
+    /// Handed over in part: the rest waits for room; the loop awaits ``SampleDelivery/waitForRoom()`` before the
+    /// next sample.
+    case mustWait
+}
+
 /// Where a sample loop's outputs go: subscriptions (`MotionEngine`), or a command's output.
-package protocol SampleDelivery {
-    /// What to compute and read for the next sample; read once per sample.
+public protocol SampleDelivery {
+    /// What to compute and read; read again whenever ``demandGeneration`` changes.
     var demand: SampleDemand { get }
+    /// Changes whenever ``demand`` does; read once per sample.
+    var demandGeneration: Int { get }
     /// Hands over what one sample produced, or (`end`) what the end of the source gave (`MotionProcessor.finish`).
-    mutating func deliver(_ outputs: MotionOutputs, end: Bool) async throws(MotionError)
+    /// Synchronous: waiting (for a slow consumer) is ``waitForRoom()``'s.
+    mutating func deliver(_ outputs: MotionOutputs, end: Bool) throws(MotionError) -> SampleDeliveryResult
+    /// Completes a delivery that returned ``SampleDeliveryResult/mustWait``.
+    nonisolated(nonsending) mutating func waitForRoom() async throws(MotionError)
 }
 
 /// Paces a replay: waits until the sample stamped `timestamp` is due; throws to stop the loop (cancelled).
-package protocol ReplayWaiter: AnyObject {
-    func wait(until timestamp: Double) async throws
+public protocol ReplayWaiter: AnyObject {
+    nonisolated(nonsending) func wait(until timestamp: Double) async throws
 }
 
 /// How a sample loop ended.
-package enum SampleLoopEnd: Sendable {
+public enum SampleLoopEnd: Sendable {
     /// The source ended; the end's outputs were delivered.
     case ended
     /// The source or the delivery failed; the end's outputs were delivered when the source failed.
     case failed(MotionError)
-    /// The task was cancelled, or the pacer stopped: the sample being paced was put back, and nothing more was
-    /// delivered (call ``SampleLoop/finish()`` for the end's outputs).
+    /// The task was cancelled, or the pacer stopped: the samples not processed were put back, and nothing more
+    /// was delivered (call ``SampleLoop/finish()`` for the end's outputs).
     case stopped
 }
 
 /// The one sample loop of swift-motion: each sample from the source, paced when a pacer is given, goes through the
-/// `MotionProcessor` (set to the delivery's demand before each sample) and its outputs to the delivery. The
-/// library's engine (`MotionEngine`, deliveries to subscriptions) and every `motionctl` command (deliveries to an
-/// output) run it.
-package struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
-    package var processor: MotionProcessor
-    package var source: Source
-    package var delivery: Delivery
-    package let pacer: (any ReplayWaiter)?
-    private var adopted: MotionProcessor.Request?
+/// `MotionProcessor` (set to the delivery's demand) and its outputs to the delivery. The library's engine
+/// (`MotionEngine`, deliveries to subscriptions) and every `motionctl` command (deliveries to an output) run it.
+/// Only waiting (for the source, the pacer or room) is asynchronous; a sample at hand is processed and delivered
+/// synchronously. Inlinable, so that each user's loop is specialised for its source and delivery.
+public struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
+    /// The processing core, set to the delivery's demand.
+    public var processor: MotionProcessor
+    /// Where the samples come from.
+    public var source: Source
+    /// Where the outputs go.
+    public var delivery: Delivery
+    /// Paces a replay, or `nil` for none (a live source, or as fast as possible).
+    public let pacer: (any ReplayWaiter)?
+    @usableFromInline var demand: SampleDemand
+    @usableFromInline var demandGeneration: Int
 
-    package init(processor: MotionProcessor, source: Source, delivery: Delivery, pacer: (any ReplayWaiter)? = nil) {
+    /// Creates a loop; the processor is set to the delivery's demand at once.
+    @inlinable
+    public init(processor: MotionProcessor, source: Source, delivery: Delivery, pacer: (any ReplayWaiter)? = nil) {
         self.processor = processor
         self.source = source
         self.delivery = delivery
         self.pacer = pacer
+        demand = delivery.demand
+        demandGeneration = delivery.demandGeneration
+        self.processor.setRequest(demand.request)
     }
 
-    /// Runs until the source ends or fails, the delivery fails, the task is cancelled or the pacer stops.
-    package mutating func run() async -> SampleLoopEnd {
-        while !Task.isCancelled {
-            let demand = delivery.demand
+    /// Runs until the source ends or fails, the delivery fails or stops, or the source (task cancelled) or the
+    /// pacer stops.
+    @inlinable
+    nonisolated(nonsending) public mutating func run() async -> SampleLoopEnd {
+        while true {
+            refreshDemand()  // a subscription came or went; or the source's output opened at its first batch
             let sample: MotionSample
             do {
-                guard let next = try await source.next(demand) else {
+                switch try source.next(demand) {
+                case .sample(let next):
+                    sample = next
+                case .wait:
+                    try await source.wait(demand)
+                    continue
+                case .ended:
                     do {
                         try await finish()
                     } catch {
@@ -81,7 +132,6 @@ package struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
                     }
                     return .ended
                 }
-                sample = next
             } catch {
                 if Task.isCancelled && error.code == .cancelled { return .stopped }
                 try? await finish()
@@ -94,24 +144,32 @@ package struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
                     source.putBack(sample)  // the replay resumes with it
                     return .stopped
                 }
-            }
-            if demand.request != adopted {
-                adopted = demand.request
-                processor.setRequest(demand.request)
+                refreshDemand()
             }
             processor.process(sample)
             do {
-                try await delivery.deliver(processor.outputs, end: false)
+                if case .mustWait = try delivery.deliver(processor.outputs, end: false) {
+                    try await delivery.waitForRoom()
+                }
             } catch {
                 return .failed(error)
             }
         }
-        return .stopped
+    }
+
+    /// Reads the delivery's demand when it has changed, and sets the processor to it.
+    @inlinable
+    mutating func refreshDemand() {
+        guard delivery.demandGeneration != demandGeneration else { return }
+        demandGeneration = delivery.demandGeneration
+        demand = delivery.demand
+        processor.setRequest(demand.request)
     }
 
     /// Ends the source's processing: delivers what `MotionProcessor.finish` gives (a shake in progress cancelled).
-    package mutating func finish() async throws(MotionError) {
+    @inlinable
+    nonisolated(nonsending) public mutating func finish() async throws(MotionError) {
         processor.finish()
-        try await delivery.deliver(processor.outputs, end: true)
+        if case .mustWait = try delivery.deliver(processor.outputs, end: true) { try await delivery.waitForRoom() }
     }
 }

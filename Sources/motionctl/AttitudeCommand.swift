@@ -112,7 +112,7 @@ struct AttitudeCommand: AsyncParsableCommand {
             if let source = live.source {
                 try await fuseLive(source)
             } else {
-                try fuse(trace ?? "-")
+                try await fuse(trace ?? "-")
             }
         } catch {
             throw report(error)
@@ -147,7 +147,7 @@ struct AttitudeCommand: AsyncParsableCommand {
         if let gyroRange { metadata["gyro_range_deg_s"] = "\(gyroRange)" }
     }
 
-    func fuse(_ trace: String) throws(MotionError) {
+    func fuse(_ trace: String) async throws(MotionError) {
         let configuration = motionConfiguration(try MotionSettings.load())
         let frame = configuration.referenceFrame
         let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
@@ -186,7 +186,7 @@ struct AttitudeCommand: AsyncParsableCommand {
         var values = [Double](repeating: 0, count: columns.count)
         values[0] = 1  // the identity until both the gyroscope and the accelerometer have reported
         let replay = TraceReplay(reader: reader, speed: (speed ?? .max).factor, inputSensors: chosen)
-        try replay.run(&processor, flush: writer.flush) { outputs throws(MotionError) in
+        try await replay.run(&processor, flush: writer.flush) { outputs throws(MotionError) in
             if let motion = outputs.deviceMotion(in: frame) { Self.fill(&values, with: motion, all: all) }
             try writer.write(recordAt: outputs.timestamp, values: values)
         }

@@ -145,53 +145,73 @@ struct LiveSession {
             printToStandardError(
                 "motionctl: warning: cannot watch for devices (\(failure)); a removal will end the command")
         }
-        var file: TraceOutputFile?
-        defer { file?.close() }
-        var writer: TraceWriter?
-        var processor: MotionProcessor?
-        var lastTimestamp = -Double.infinity
-        var firstTimestamp: Double?
-        var reported: [CaptureDetails] = []
+        let sink = LiveOutput(session: self)
+        defer { sink.file?.close() }
+        // The one sample loop: the session's samples through MotionProcessor to the trace writer.
+        var loop = SampleLoop(
+            processor: MotionProcessor(configuration: MotionConfiguration(sensorFilter: filter), request: .init()),
+            source: SessionSamples(session: SessionHandle(session: session), sink: sink, duration: duration),
+            delivery: LiveDelivery(sink: sink))
+        switch await loop.run() {
+        case .ended:  // --duration reached
+            break
+        case .stopped:  // SIGINT or SIGTERM
+            guard !session.details.isEmpty else {  // cancelled while waiting for a device
+                throw MotionError(.cancelled, "interrupted before a device was found")
+            }
+        case .failed(let error):
+            try? sink.writer?.flush()
+            throw error
+        }
+        try sink.start(session.details)
+        try sink.writer!.flush()
+        try sink.file!.commit()
+    }
 
-        /// The output, opened at the first batch (or at the end, if none came), so its metadata says how the
-        /// devices are read after any fallback to polling.
-        func startOutput(_ details: [CaptureDetails]) throws(MotionError) {
+    /// The output of a session: opened at the first batch (or at the end, if none came), so its metadata says how
+    /// the devices are read after any fallback to polling; the session's events written into it.
+    final class LiveOutput {
+        let session: LiveSession
+        var file: TraceOutputFile?
+        var writer: TraceWriter?
+        var lastTimestamp = -Double.infinity
+        var reported: [CaptureDetails] = []
+        /// What the processor computes once the output is open: the output's sensors, thinned at the interval.
+        var request = MotionProcessor.Request()
+        var generation = 0
+
+        init(session: LiveSession) {
+            self.session = session
+        }
+
+        func start(_ details: [CaptureDetails]) throws(MotionError) {
             guard writer == nil else { return }
             let sensors = details.reduce(SensorSet()) { set, detail in
                 detail.sensors.reduce(set) { $0.union($1.sensor) }
-            }.intersection(wanted)
-            let opened = try TraceOutputFile(path: output.path, existing: output.existing)
+            }.intersection(session.wanted)
+            let opened = try TraceOutputFile(path: session.output.path, existing: session.output.existing)
             file = opened
             writer = try TraceWriter(
-                fileDescriptor: opened.fileDescriptor, name: opened.name, format: output.format, sensors: sensors,
-                metadata: metadata(details), flushing: output.flushing)
-            processor = MotionProcessor(
-                configuration: MotionConfiguration(sensorFilter: filter),
-                request: .init(sensors: sensors, updateInterval: interval))
+                fileDescriptor: opened.fileDescriptor, name: opened.name, format: session.output.format,
+                sensors: sensors, metadata: session.metadata(details), flushing: session.output.flushing)
+            request = MotionProcessor.Request(sensors: sensors, updateInterval: session.interval)
+            generation += 1
         }
 
-        while true {
-            let next: IIODeviceSession.Output
-            do {
-                next = try await session.next()
-            } catch where error.code == .cancelled {
-                guard !session.details.isEmpty else { throw error }  // cancelled while waiting for a device
-                try startOutput(session.details)
-                try writer!.flush()
-                try file!.commit()
-                return
-            } catch where error.code == .disconnected {
-                try? writer?.flush()
-                throw error
-            }
-            switch next {
-            case .event(.opened(let details)):
-                reportChanges(in: details, since: &reported)
-            case .event(.detailsChanged(let details)):
-                reportChanges(in: details, since: &reported)
-            case .event(.disconnected(let disconnection)):
+        /// After each batch: a reader (or kill -9) sees whole lines up to here, and a file that holds samples is
+        /// put at its path.
+        func endBatch() throws(MotionError) {
+            try writer?.flush()
+            if lastTimestamp > -.infinity { try file?.commit() }
+        }
+
+        func handle(_ event: IIODeviceSession.Event) throws(MotionError) {
+            switch event {
+            case .opened(let details), .detailsChanged(let details):
+                session.reportChanges(in: details, since: &reported)
+            case .disconnected(let disconnection):
                 printToStandardError("motionctl: \(disconnection.error.message); waiting for a matching device")
-                guard let writer else { continue }  // nothing written yet: no event to record
+                guard let writer else { return }  // nothing written yet: no event to record
                 try writer.writeEvent(
                     type: "disconnected", timestamp: disconnection.timestamp,
                     fields: [
@@ -200,9 +220,9 @@ struct LiveSession {
                         ("reason", .string(disconnection.error.message)),
                     ])
                 try writer.flush()
-            case .event(.reconnected(let details, let timestamp)):
+            case .reconnected(let details, let timestamp):
                 reported = []
-                reportChanges(in: details, since: &reported)
+                session.reportChanges(in: details, since: &reported)
                 let names = IIODeviceSession.Event.names(details)
                 printToStandardError("motionctl: \(names) connected; resuming")
                 if let writer {  // an output that was already started records the event
@@ -210,32 +230,82 @@ struct LiveSession {
                         type: "connected", timestamp: timestamp, fields: [("devices", .string(names))])
                     try writer.flush()
                 }
-            case .samples(let batch):
-                try startOutput(session.details)
-                for sample in batch {  // never back in time: the session clamps across reconnections
-                    if let duration {
-                        let first = firstTimestamp ?? sample.timestamp
-                        firstTimestamp = first
-                        if sample.timestamp - first >= duration {
-                            try writer!.flush()
-                            try file!.commit()
-                            return
-                        }
-                    }
-                    processor!.process(sample)
-                    guard let delivered = processor!.outputs.sample else { continue }
-                    try writer!.write(delivered)
-                    lastTimestamp = delivered.timestamp
-                }
-                try writer!.flush()  // every batch: a reader (or kill -9) sees whole lines up to here
-                if lastTimestamp > -.infinity { try file!.commit() }  // holds samples: now at its path
             }
         }
     }
 
+    /// The session's samples (never back in time: the session clamps across reconnections), its events to the
+    /// output between batches, until `--duration` of samples has passed.
+    struct SessionSamples: SampleSource {
+        let session: SessionHandle
+        let sink: LiveOutput
+        let duration: Double?
+        var batch: [MotionSample] = []
+        var index = 0
+        var firstTimestamp: Double?
+        var ended = false
+
+        mutating func next(_ demand: SampleDemand) throws(MotionError) -> SampleSourceStep {
+            guard !ended else { return .ended }
+            guard index < batch.count else { return .wait }
+            let sample = batch[index]
+            index += 1
+            if let duration {
+                let first = firstTimestamp ?? sample.timestamp
+                firstTimestamp = first
+                if sample.timestamp - first >= duration {
+                    ended = true
+                    return .ended
+                }
+            }
+            return .sample(sample)
+        }
+
+        /// Ends the batch (flush and commit), then waits for the next one, writing the events that come before it.
+        mutating func wait(_ demand: SampleDemand) async throws(MotionError) {
+            if !batch.isEmpty { try sink.endBatch() }
+            (batch, index) = ([], 0)
+            while batch.isEmpty {
+                switch try await session.next() {
+                case .event(let event):
+                    try sink.handle(event)
+                case .samples(let samples):
+                    try sink.start(session.session.details)
+                    batch = samples
+                }
+            }
+        }
+
+        mutating func putBack(_ sample: MotionSample) {}  // no pacing: never called
+    }
+
+    /// The session as the loop's source holds it. The loop runs in one task, which alone uses the session (as its
+    /// documentation asks), so handing it to `next()` (nonisolated) from the loop's caller-isolated code is safe.
+    struct SessionHandle: @unchecked Sendable {
+        let session: IIODeviceSession
+
+        func next() async throws(MotionError) -> IIODeviceSession.Output { try await session.next() }
+    }
+
+    /// Writes each sample's readings that are due.
+    struct LiveDelivery: SampleDelivery {
+        let sink: LiveOutput
+        var demand: SampleDemand { SampleDemand(request: sink.request) }
+        var demandGeneration: Int { sink.generation }
+
+        mutating func deliver(_ outputs: MotionOutputs, end: Bool) throws(MotionError) -> SampleDeliveryResult {
+            guard let sample = outputs.sample else { return .delivered }
+            try sink.writer!.write(sample)
+            sink.lastTimestamp = sample.timestamp
+            return .delivered
+        }
+
+        mutating func waitForRoom() async throws(MotionError) {}
+    }
+
     /// Prints each device's warnings, and why it is polled after a fallback, once: for the entries of `details`
     /// that differ from `reported`, which becomes `details`.
-    private func reportChanges(in details: [CaptureDetails], since reported: inout [CaptureDetails]) {
+    func reportChanges(in details: [CaptureDetails], since reported: inout [CaptureDetails]) {
         for (index, detail) in details.enumerated() where index >= reported.count || reported[index] != detail {
             let before = index < reported.count ? reported[index] : nil
             for warning in detail.warnings where before?.warnings.contains(warning) != true {
@@ -250,7 +320,7 @@ struct LiveSession {
         reported = details
     }
 
-    private func metadata(_ details: [CaptureDetails]) -> TraceMetadata {
+    func metadata(_ details: [CaptureDetails]) -> TraceMetadata {
         var metadata = TraceMetadata()
         metadata["source"] = output.source
         metadata["device"] = details.map { "\($0.device.name) (\($0.device.id))" }.joined(separator: ", ")

@@ -85,7 +85,7 @@ protocol EventCommand {
     /// Prints the events of a live device until SIGINT or SIGTERM.
     func runLive(_ source: MotionSource, _ configuration: Configuration) async throws(MotionError)
     /// Prints the events of the trace.
-    func runTrace(_ configuration: Configuration) throws(MotionError)
+    func runTrace(_ configuration: Configuration) async throws(MotionError)
 }
 
 extension EventCommand {
@@ -99,7 +99,7 @@ extension EventCommand {
             } else if let source = live.source {
                 try await runLive(source, configuration)
             } else {
-                try runTrace(configuration)
+                try await runTrace(configuration)
             }
         } catch {
             throw report(error)

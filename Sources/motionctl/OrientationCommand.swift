@@ -75,7 +75,7 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
     }
 
     /// The changes of the trace, replayed at `--speed`.
-    func runTrace(_ configuration: OrientationClassifier<Double>.Configuration) throws(MotionError) {
+    func runTrace(_ configuration: OrientationClassifier<Double>.Configuration) async throws(MotionError) {
         let path = trace ?? "-"
         let reader = try TraceReader(path: path, options: .init(lenient: lenient))
         defer { warnAboutSkippedRows(reader) }
@@ -86,7 +86,7 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
         }
         var processor = MotionProcessor(
             configuration: MotionConfiguration(orientation: configuration), request: .init(orientation: true))
-        try TraceReplay(reader: reader, speed: (speed ?? .realtime).factor).run(&processor, flush: output.flush) {
+        try await TraceReplay(reader: reader, speed: (speed ?? .realtime).factor).run(&processor, flush: output.flush) {
             outputs throws(MotionError) in
             if let change = outputs.orientationChange { try Self.write(change, ispNames: ispNames, to: output) }
         }

@@ -83,14 +83,14 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
     }
 
     /// The shakes of the trace, replayed at `--speed`.
-    func runTrace(_ configuration: ShakeDetector<Double>.Configuration) throws(MotionError) {
+    func runTrace(_ configuration: ShakeDetector<Double>.Configuration) async throws(MotionError) {
         let path = trace ?? "-"
         let reader = try TraceReader(path: path, options: .init(lenient: lenient))
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: path)
         let output = try EventOutput(format: format)
         var processor = MotionProcessor(configuration: MotionConfiguration(shake: configuration), request: .init(shake: true))
-        try TraceReplay(reader: reader, speed: (speed ?? .realtime).factor).run(&processor, flush: output.flush) {
+        try await TraceReplay(reader: reader, speed: (speed ?? .realtime).factor).run(&processor, flush: output.flush) {
             outputs throws(MotionError) in
             if let event = outputs.shake { try Self.write(event, to: output) }
         }

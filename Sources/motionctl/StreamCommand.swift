@@ -49,7 +49,7 @@ struct StreamCommand: AsyncParsableCommand {
             if let device = live.device {
                 try await streamDevice(device)
             } else {
-                try stream()
+                try await stream()
             }
         } catch {
             throw report(error)
@@ -71,7 +71,7 @@ struct StreamCommand: AsyncParsableCommand {
         try await SignalCancellation.run { try await session.run() }
     }
 
-    func stream() throws(MotionError) {
+    func stream() async throws(MotionError) {
         let trace = self.trace ?? "-"
         let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
         defer { warnAboutSkippedRows(reader) }
@@ -92,7 +92,7 @@ struct StreamCommand: AsyncParsableCommand {
         var processor = MotionProcessor(
             configuration: MotionConfiguration(sensorFilter: processing.filter),
             request: .init(sensors: sensors, updateInterval: processing.interval))
-        try TraceReplay(reader: reader, speed: speed.factor).run(&processor, flush: writer.flush) { outputs throws(MotionError) in
+        try await TraceReplay(reader: reader, speed: speed.factor).run(&processor, flush: writer.flush) { outputs throws(MotionError) in
             if let sample = outputs.sample { try writer.write(sample) }
         }
     }

@@ -2,10 +2,11 @@ import Motion
 import MotionCore
 import MotionTrace
 
-/// The one loop of the trace commands (`stream`, `attitude`, `shake`, `orientation` on `--trace`): each row, paced at
-/// the replay speed, goes through a `MotionProcessor` and its outputs to the command's output; when the trace
-/// ends or SIGINT/SIGTERM arrives, the processor's `finish()` (a shake in progress is cancelled) goes there too
-/// when it holds anything. `MotionManager` runs the same processor on the same samples (`MotionEngine`).
+/// The trace commands (`stream`, `attitude`, `shake`, `orientation` on `--trace`) on the one sample loop
+/// (`SampleLoop`, which `MotionManager`'s engine runs too): the trace's rows as the source, paced by `Pacer` at the
+/// replay speed, through the command's `MotionProcessor`, to the command's output. When the trace ends or
+/// SIGINT/SIGTERM arrives, the end's outputs (a shake in progress cancelled as `interrupted`) go to the output too
+/// when they hold anything.
 struct TraceReplay {
     let reader: TraceReader
     /// The factor on real time, or `nil` for as fast as possible.
@@ -15,23 +16,80 @@ struct TraceReplay {
 
     /// Runs the replay. `flush` makes what is written visible before each wait; `write` gets each sample's outputs.
     func run(
-        _ processor: inout MotionProcessor, flush: () throws(MotionError) -> Void,
-        write: (MotionOutputs) throws(MotionError) -> Void
-    ) throws(MotionError) {
-        var pacer = Pacer(speed: speed)
-        let restriction = inputSensors.flatMap { $0 == reader.sensors ? nil : $0 }
-        while !Interruption.isRequested, var sample = try reader.next() {
-            if let restriction { sample = sample.restricted(to: restriction) }
-            if let deadline = pacer.deadline(for: sample.timestamp) {
-                try flush()  // what is written so far is visible while we wait
-                Pacer.sleep(until: deadline)
-                if Interruption.isRequested { break }
-            }
-            processor.process(sample)
-            try write(processor.outputs)
+        _ processor: inout MotionProcessor, flush: @escaping () throws(MotionError) -> Void,
+        write: @escaping (MotionOutputs) throws(MotionError) -> Void
+    ) async throws(MotionError) {
+        let pacer = speed.map { OutputPacer(speed: $0, flush: flush) }
+        var loop = SampleLoop(
+            processor: processor,
+            source: TraceRows(reader: reader, restriction: inputSensors.flatMap { $0 == reader.sensors ? nil : $0 }),
+            delivery: OutputDelivery(demand: SampleDemand(request: processor.request), write: write), pacer: pacer)
+        defer { processor = loop.processor }
+        switch await loop.run() {
+        case .ended:
+            break
+        case .failed(let error):
+            throw pacer?.failure ?? error
+        case .stopped:
+            if let failure = pacer?.failure { throw failure }
+            try await loop.finish()  // interrupted: the end's outputs still go out
         }
-        processor.finish()
-        if !processor.outputs.isEmpty { try write(processor.outputs) }
         try flush()
+    }
+}
+
+/// A trace's rows, read as they come (a row that arrived on a pipe is processed before the next is waited for),
+/// until the trace ends or SIGINT/SIGTERM arrives.
+private struct TraceRows: SampleSource {
+    let reader: TraceReader
+    let restriction: SensorSet?
+
+    mutating func next(_ demand: SampleDemand) throws(MotionError) -> SampleSourceStep {
+        guard !Interruption.isRequested, var sample = try reader.next() else { return .ended }
+        if let restriction { sample = sample.restricted(to: restriction) }
+        return .sample(sample)
+    }
+
+    mutating func wait(_ demand: SampleDemand) async throws(MotionError) {}  // reads block instead: never asked
+    mutating func putBack(_ sample: MotionSample) {}  // an interrupted replay is not resumed
+}
+
+/// Hands each sample's outputs to the command's output; the end's only when they hold something.
+private struct OutputDelivery: SampleDelivery {
+    let demand: SampleDemand
+    let demandGeneration = 0
+    let write: (MotionOutputs) throws(MotionError) -> Void
+
+    mutating func deliver(_ outputs: MotionOutputs, end: Bool) throws(MotionError) -> SampleDeliveryResult {
+        if !end || !outputs.isEmpty { try write(outputs) }
+        return .delivered
+    }
+
+    mutating func waitForRoom() async throws(MotionError) {}
+}
+
+/// `Pacer` as the loop's pacer: flushes the output before each wait (so what is written is visible while it
+/// waits), sleeps on `CLOCK_MONOTONIC`, and stops the loop when SIGINT/SIGTERM ends the sleep.
+private final class OutputPacer: ReplayWaiter {
+    private var pacer: Pacer
+    private let flush: () throws(MotionError) -> Void
+    /// The flush's error, which stopped the loop.
+    private(set) var failure: MotionError?
+
+    init(speed: Double, flush: @escaping () throws(MotionError) -> Void) {
+        pacer = Pacer(speed: speed)
+        self.flush = flush
+    }
+
+    nonisolated(nonsending) func wait(until timestamp: Double) async throws {
+        guard let deadline = pacer.deadline(for: timestamp) else { return }
+        do {
+            try flush()
+        } catch {
+            failure = error
+            throw error
+        }
+        Pacer.sleep(until: deadline)
+        if Interruption.isRequested { throw MotionError(.cancelled, "interrupted") }
     }
 }
