@@ -33,18 +33,16 @@ enum PolynomialTrigonometry<Scalar: MotionScalar> {
         let ax = x.magnitude, ay = y.magnitude
         let big = Swift.max(ax, ay), small = Swift.min(ax, ay)
         guard big > 0, ax.isFinite, ay.isFinite else { return Scalar.atan2(y: y, x: x) }
-        // atan(small/big) in [0, π/4]: above tan(π/8), as π/4 + atan((small − big)/(small + big)).
-        var r: Scalar
-        if small > Scalar(0.41421356237309503) * big {
-            let t = (small - big) / (small + big)
-            r = Scalar.pi / 4 + (t + t * (t * t) * arctangentPolynomial(t * t))
-        } else {
-            let t = small / big
-            r = t + t * (t * t) * arctangentPolynomial(t * t)
-        }
-        if ay > ax { r = Scalar.pi / 2 - r }
-        if x < 0 { r = Scalar.pi - r }
-        return y.sign == .minus ? -r : r
+        // atan(small/big) in [0, π/4]: above tan(π/8), as π/4 + atan((small − big)/(small + big)). No branches: for
+        // directions that turn every way (the heading of a tumbling device) they are mispredicted often. Each choice
+        // is a factor of 0 or ±1, which compiles to a mask and leaves the arithmetic exact.
+        let reduced: Scalar = small > Scalar(0.41421356237309503) * big ? 1 : 0
+        let t = (small - reduced * big) / (big + reduced * small)
+        var r = reduced * (Scalar.pi / 4) + (t + t * (t * t) * arctangentPolynomial(t * t))
+        let swapped: Scalar = ay > ax ? 1 : 0, negative: Scalar = x < 0 ? 1 : 0
+        r = swapped * (Scalar.pi / 2) + (1 - 2 * swapped) * r
+        r = negative * Scalar.pi + (1 - 2 * negative) * r
+        return Scalar(signOf: y, magnitudeOf: r)  // −r for negative y (and −0), as a mask
     }
 
     /// `(asin(x) − x)/x³` as a polynomial in `u = x²`, for x in [0, 0.5].
