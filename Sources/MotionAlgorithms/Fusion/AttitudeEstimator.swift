@@ -120,8 +120,8 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
     @usableFromInline var inclinationQuaternion = Quaternion<Scalar>.identity
     // Heading of the 9D frame (x magnetic north, y west, z up) relative to the 6D frame, rad.
     @usableFromInline var headingOffset: Scalar = 0
-    // `renormalized(inclinationQuaternion * gyroscopeQuaternion)` when `isAttitude6DCurrent`: the bias update
-    // computes it, the magnetometer and ``quaternion6D`` reuse it.
+    // `renormalized(inclinationQuaternion * gyroscopeQuaternion)` when `isAttitude6DCurrent`: the bias and the
+    // magnetometer updates compute it, ``quaternion6D`` reuses it.
     @usableFromInline var attitude6D = Quaternion<Scalar>.identity
     @usableFromInline var isAttitude6DCurrent = true
 
@@ -565,8 +565,12 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         let dt = first ? 0 : Self.interval(since: lastMagnetometerTimestamp, to: timestamp)
         lastMagnetometerTimestamp = timestamp
         guard first || dt > 0 else { return }
-        let attitude = isAttitude6DCurrent ? attitude6D : Self.renormalized(inclinationQuaternion * gyroscopeQuaternion)
-        let earth = attitude.act(on: field)
+        // Kept for ``quaternion6D``: the attitude of device motion in every frame is read right after this update.
+        if !isAttitude6DCurrent {
+            attitude6D = Self.renormalized(inclinationQuaternion * gyroscopeQuaternion)
+            isAttitude6DCurrent = true
+        }
+        let earth = attitude6D.act(on: field)
         if !first && ButterworthCoefficients<Scalar>.differs(dt, from: magneticGainInterval) {
             magneticGainInterval = dt
             magneticGains = SIMD2(
