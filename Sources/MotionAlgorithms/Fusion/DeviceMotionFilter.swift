@@ -94,11 +94,28 @@ public struct DeviceMotionFilterOf<Scalar: MotionScalar>: Sendable {
     /// Processes one sample and returns the device motion at its timestamp, or `nil` until both the gyroscope
     /// and the accelerometer have reported, and for a sample with a non-finite timestamp. Readings with a NaN or
     /// infinite component are ignored (``AttitudeEstimator/ignoredReadingCount`` counts them).
-    /// Inlinable, so that callers get it specialised for their `Scalar`.
-    @inlinable
+    ///
+    /// Inlined into the caller, around ``update(_:into:)``: a `DeviceMotion?` (160 bytes) returned from a function
+    /// is built in a temporary and copied twice on its way out (about 15 % of the time of the arbitrary frame); a
+    /// value written in place is not.
+    @inlinable @inline(__always)
     public mutating func update(_ sample: MotionSample) -> DeviceMotion? {
-        guard fuse(sample) else { return nil }
-        return deviceMotion(at: sample.timestamp)
+        var motion = DeviceMotion(
+            timestamp: 0, attitude: Attitude(unitQuaternion: .identity), referenceFrame: referenceFrame,
+            rotationRate: RotationRate(.zero), gravity: Acceleration(.zero), userAcceleration: Acceleration(.zero))
+        return update(sample, into: &motion) ? motion : nil
+    }
+
+    /// As ``update(_:)``, writing the device motion into `motion` and returning `true`; `false`, with `motion` left
+    /// as it is, when there is none.
+    ///
+    /// Inlinable, so that callers get it specialised for their `Scalar`; never inlined, as it is large (and so the
+    /// whole value is built whatever the caller reads of it).
+    @inlinable @inline(never)
+    public mutating func update(_ sample: MotionSample, into motion: inout DeviceMotion) -> Bool {
+        guard fuse(sample) else { return false }
+        motion = deviceMotion(at: sample.timestamp)
+        return true
     }
 
     /// Feeds `sample` to the calibrator and the estimator; `true` when a device motion is due.
