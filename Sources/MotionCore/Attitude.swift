@@ -24,6 +24,13 @@ public struct Attitude: Hashable, Sendable, CustomStringConvertible {
         self.quaternion = quaternion.normalized
     }
 
+    /// An attitude from a quaternion that is already of unit length (to rounding), taken as it is: for producers
+    /// that keep their quaternion normalised and need not pay for it twice.
+    @inlinable
+    package init(unitQuaternion: Quaternion<Double>) {
+        quaternion = unitQuaternion
+    }
+
     /// The attitude of a device lying flat, face up, its right edge towards reference x and its top towards
     /// reference y: device and reference axes coincide.
     public static let identity = Attitude(quaternion: .identity)

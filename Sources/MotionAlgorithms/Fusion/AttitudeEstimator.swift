@@ -120,8 +120,8 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
     @usableFromInline var inclinationQuaternion = Quaternion<Scalar>.identity
     // Heading of the 9D frame (x magnetic north, y west, z up) relative to the 6D frame, rad.
     @usableFromInline var headingOffset: Scalar = 0
-    // `renormalized(inclinationQuaternion * gyroscopeQuaternion)` when `isAttitude6DCurrent`: the bias update
-    // computes it, the magnetometer and ``quaternion6D`` reuse it.
+    // `renormalized(inclinationQuaternion * gyroscopeQuaternion)` when `isAttitude6DCurrent`: the bias and the
+    // magnetometer updates compute it, ``quaternion6D`` reuses it.
     @usableFromInline var attitude6D = Quaternion<Scalar>.identity
     @usableFromInline var isAttitude6DCurrent = true
 
@@ -218,8 +218,18 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
     /// Device → north–west–up frame (x magnetic north): the `xMagneticNorthZVertical` attitude. Equal to the 6D
     /// attitude turned about the vertical by ``headingCorrection``.
     @inlinable @inline(__always)
-    public var quaternion9D: Quaternion<Scalar> {
-        (Quaternion(angle: headingOffset, axis: SIMD3(0, 0, 1)) * quaternion6D).normalized
+    public var quaternion9D: Quaternion<Scalar> { quaternion9D(turnedBy: SIMD2(1, 0)) }
+
+    /// ``quaternion9D`` turned further about the vertical by the turn `(cos, sin)` of half its angle (unit length).
+    @inlinable @inline(__always)
+    func quaternion9D(turnedBy turn: SIMD2<Scalar>) -> Quaternion<Scalar> {
+        // Turns about the same axis compose as complex numbers: (cos, sin) of the half angles multiply. A turn
+        // (c, 0, 0, s) times q, then one Newton step: both factors are of unit length to rounding.
+        let (c, s) = PolynomialTrigonometry<Scalar>.cosineSine(headingOffset / 2)
+        let (tc, ts) = (c * turn.x - s * turn.y, c * turn.y + s * turn.x)
+        let q = quaternion6D
+        return Self.renormalized(Quaternion(
+            w: tc * q.w - ts * q.z, x: tc * q.x - ts * q.y, y: tc * q.y + ts * q.x, z: tc * q.z + ts * q.w))
     }
 
     /// The rotation about the vertical from the 6D frame to the magnetic-north frame, in rad.
@@ -555,8 +565,12 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         let dt = first ? 0 : Self.interval(since: lastMagnetometerTimestamp, to: timestamp)
         lastMagnetometerTimestamp = timestamp
         guard first || dt > 0 else { return }
-        let attitude = isAttitude6DCurrent ? attitude6D : Self.renormalized(inclinationQuaternion * gyroscopeQuaternion)
-        let earth = attitude.act(on: field)
+        // Kept for ``quaternion6D``: the attitude of device motion in every frame is read right after this update.
+        if !isAttitude6DCurrent {
+            attitude6D = Self.renormalized(inclinationQuaternion * gyroscopeQuaternion)
+            isAttitude6DCurrent = true
+        }
+        let earth = attitude6D.act(on: field)
         if !first && ButterworthCoefficients<Scalar>.differs(dt, from: magneticGainInterval) {
             magneticGainInterval = dt
             magneticGains = SIMD2(

@@ -21,7 +21,10 @@ import RealModule
 /// accuracy `uncalibrated`, offset zero). A change of calibration changes the field the estimator sees; its disturbance
 /// rejection treats a large change as a disturbance and takes the changed field as its reference once it has
 /// stayed steady while the device moved (``AttitudeEstimatorConfiguration/magneticNewFieldTime``).
-public struct DeviceMotionFilter: Sendable {
+///
+/// `Scalar` is the estimator's precision (``AttitudeEstimator``); the calibration and the `DeviceMotion` values are
+/// in `Double` either way. ``DeviceMotionFilter`` is the `Double` filter.
+public struct DeviceMotionFilterOf<Scalar: MotionScalar>: Sendable {
     /// The frame of the attitudes produced.
     public let referenceFrame: AttitudeReferenceFrame
     /// Magnetic declination in radians, positive when magnetic north is east of true north.
@@ -31,16 +34,25 @@ public struct DeviceMotionFilter: Sendable {
     /// default, reports the attitude at the sample's own timestamp.
     public let predictionInterval: Double
     /// The underlying estimator (read its bias, rest and disturbance states here).
-    public private(set) var estimator: AttitudeEstimator<Double>
+    @inlinable @inline(__always)
+    public var estimator: AttitudeEstimator<Scalar> { attitudeEstimator }
     /// The magnetometer's calibration (hard-iron offset and accuracy), fed in the frames that use the magnetometer.
-    public private(set) var calibrator: MagnetometerCalibrator
+    @inlinable @inline(__always)
+    public var calibrator: MagnetometerCalibrator { magnetometerCalibrator }
 
-    var correctedFrameOffset: Double?
-    var hasAccelerometer = false
-    var hasGyroscope = false
-    var lastAcceleration = SIMD3<Double>(0, 0, -1)
-    var lastRotationRate = SIMD3<Double>.zero
-    var lastMagneticField: CalibratedMagneticField?
+    @usableFromInline var attitudeEstimator: AttitudeEstimator<Scalar>
+    @usableFromInline var magnetometerCalibrator: MagnetometerCalibrator
+
+    @usableFromInline var correctedFrameOffset: Scalar?
+    @usableFromInline var hasAccelerometer = false
+    @usableFromInline var hasGyroscope = false
+    @usableFromInline var lastAcceleration = SIMD3<Double>(0, 0, -1)
+    @usableFromInline var lastRotationRate = SIMD3<Double>.zero
+    @usableFromInline var lastMagneticField: CalibratedMagneticField?
+    // The turn about the vertical from the magnetic-north frame to this one, as (cos, sin) of half its angle:
+    // −declination in the true-north frame, −(the heading correction when the heading was first known) in the
+    // arbitrary corrected one, none otherwise. Constant, so its cosine and sine are computed once.
+    @usableFromInline var frameTurn = SIMD2<Scalar>(1, 0)
 
     /// Creates a filter.
     /// - Parameters:
@@ -58,31 +70,71 @@ public struct DeviceMotionFilter: Sendable {
         self.referenceFrame = referenceFrame
         self.magneticDeclination = magneticDeclination
         self.predictionInterval = predictionInterval
-        estimator = AttitudeEstimator(configuration: configuration)
-        calibrator = MagnetometerCalibrator(configuration: calibration)
+        attitudeEstimator = AttitudeEstimator(configuration: configuration)
+        magnetometerCalibrator = MagnetometerCalibrator(configuration: calibration)
+        frameTurn = Self.frame(referenceFrame, declination: magneticDeclination, offset: nil)
+    }
+
+    /// ``frameTurn`` for `frame`.
+    @usableFromInline
+    static func frame(_ frame: AttitudeReferenceFrame, declination: Double, offset: Scalar?) -> SIMD2<Scalar> {
+        // A vector towards magnetic north lies `declination` east (clockwise) of true north.
+        let angle = switch frame {
+        case .xTrueNorthZVertical: -Scalar(declination)
+        case .xArbitraryCorrectedZVertical: -(offset ?? 0)
+        case .xArbitraryZVertical, .xMagneticNorthZVertical: Scalar(0)
+        }
+        return SIMD2(Scalar.cos(angle / 2), Scalar.sin(angle / 2))
     }
 
     /// `true` when the frame uses the magnetometer.
-    @inline(__always)
+    @inlinable @inline(__always)
     public var usesMagnetometer: Bool { referenceFrame != .xArbitraryZVertical }
 
     /// Processes one sample and returns the device motion at its timestamp, or `nil` until both the gyroscope
     /// and the accelerometer have reported, and for a sample with a non-finite timestamp. Readings with a NaN or
     /// infinite component are ignored (``AttitudeEstimator/ignoredReadingCount`` counts them).
+    ///
+    /// Inlined into the caller, around ``update(_:into:)``: a `DeviceMotion?` (160 bytes) returned from a function
+    /// is built in a temporary and copied twice on its way out (about 15 % of the time of the arbitrary frame); a
+    /// value written in place is not.
+    @inlinable @inline(__always)
     public mutating func update(_ sample: MotionSample) -> DeviceMotion? {
+        var motion = DeviceMotion(
+            timestamp: 0, attitude: Attitude(unitQuaternion: .identity), referenceFrame: referenceFrame,
+            rotationRate: RotationRate(.zero), gravity: Acceleration(.zero), userAcceleration: Acceleration(.zero))
+        return update(sample, into: &motion) ? motion : nil
+    }
+
+    /// As ``update(_:)``, writing the device motion into `motion` and returning `true`; `false`, with `motion` left
+    /// as it is, when there is none.
+    ///
+    /// Inlinable, so that callers get it specialised for their `Scalar`; never inlined, as it is large (and so the
+    /// whole value is built whatever the caller reads of it).
+    @inlinable @inline(never)
+    public mutating func update(_ sample: MotionSample, into motion: inout DeviceMotion) -> Bool {
+        guard fuse(sample) else { return false }
+        motion = deviceMotion(at: sample.timestamp)
+        return true
+    }
+
+    /// Feeds `sample` to the calibrator and the estimator; `true` when a device motion is due.
+    @inlinable @inline(__always)
+    mutating func fuse(_ sample: MotionSample) -> Bool {
         @inline(__always) func isFinite(_ v: SIMD3<Double>) -> Bool { (v * v).sum().isFinite }
         // The magnetometer reading as the estimator gets it: calibrated when finite, else as it is (to be counted
         // and ignored there).
         var field = usesMagnetometer ? sample.magneticField?.vector : nil
         if let raw = field, isFinite(raw), sample.timestamp.isFinite {
-            let calibrated = calibrator.update(raw, at: sample.timestamp)
+            let calibrated = magnetometerCalibrator.update(raw, at: sample.timestamp)
             lastMagneticField = calibrated
             field = calibrated.field.vector
         }
-        estimator.update(
-            rotationRate: sample.rotationRate?.vector, acceleration: sample.acceleration?.vector,
-            magneticField: field, at: sample.timestamp)
-        guard sample.timestamp.isFinite else { return nil }
+        attitudeEstimator.update(
+            rotationRate: sample.rotationRate.map { SIMD3<Scalar>($0.vector) },
+            acceleration: sample.acceleration.map { SIMD3<Scalar>($0.vector) },
+            magneticField: field.map { SIMD3<Scalar>($0) }, at: sample.timestamp)
+        guard sample.timestamp.isFinite else { return false }
         if let a = sample.acceleration?.vector, isFinite(a) {
             lastAcceleration = a
             hasAccelerometer = true
@@ -91,73 +143,78 @@ public struct DeviceMotionFilter: Sendable {
             lastRotationRate = g
             hasGyroscope = true
         }
-        guard hasAccelerometer && hasGyroscope else { return nil }
-        return deviceMotion(at: sample.timestamp)
+        return hasAccelerometer && hasGyroscope
     }
 
     /// The attitude quaternion (device → reference) in ``referenceFrame`` now, predicted ahead by
     /// ``predictionInterval``.
-    @inline(__always)
+    @inlinable @inline(__always)
     public var quaternion: Quaternion<Double> {
         guard predictionInterval > 0 else { return unpredictedQuaternion }
         // The device keeps turning at its body rate: v_ref = q · exp(ω·δ) · v_device.
-        let rate = lastRotationRate - estimator.gyroscopeBias
+        let rate = lastRotationRate - SIMD3<Double>(attitudeEstimator.gyroscopeBias)
         return (unpredictedQuaternion * Quaternion(rotationVector: rate * predictionInterval)).normalized
     }
 
-    @inline(__always)
-    private var unpredictedQuaternion: Quaternion<Double> {
-        switch referenceFrame {
-        case .xArbitraryZVertical:
-            return estimator.quaternion6D
-        case .xArbitraryCorrectedZVertical:
-            guard estimator.hasHeading else { return estimator.quaternion6D }
-            return Quaternion(angle: estimator.headingCorrection - (correctedFrameOffsetValue), axis: SIMD3(0, 0, 1))
-                * estimator.quaternion6D
-        case .xMagneticNorthZVertical:
-            return estimator.quaternion9D
-        case .xTrueNorthZVertical:
-            // A vector towards magnetic north lies `declination` east (clockwise) of true north.
-            return Quaternion(angle: -magneticDeclination, axis: SIMD3(0, 0, 1)) * estimator.quaternion9D
+    /// The attitude in ``referenceFrame`` at the latest sample, of unit length: the 6D attitude, or the 9D one
+    /// turned by ``frameTurn`` (the frames that use the magnetometer, once it has set the heading).
+    @inlinable @inline(__always)
+    var unpredictedQuaternion: Quaternion<Double> {
+        let turned = switch referenceFrame {
+        case .xArbitraryZVertical: false
+        case .xArbitraryCorrectedZVertical: attitudeEstimator.hasHeading && correctedFrameOffset != nil
+        case .xMagneticNorthZVertical, .xTrueNorthZVertical: true
         }
+        let q = turned ? attitudeEstimator.quaternion9D(turnedBy: frameTurn) : attitudeEstimator.quaternion6D
+        // Unit length to rounding already in Double; from Float, normalised again in Double.
+        return Scalar.significandBitCount >= Double.significandBitCount
+            ? Quaternion<Double>(q) : Quaternion<Double>(q).normalized
     }
 
-    @inline(__always)
-    private var correctedFrameOffsetValue: Double { correctedFrameOffset ?? estimator.headingCorrection }
-
-    private mutating func deviceMotion(at timestamp: Double) -> DeviceMotion {
-        if referenceFrame == .xArbitraryCorrectedZVertical, correctedFrameOffset == nil, estimator.hasHeading {
-            correctedFrameOffset = estimator.headingCorrection
+    @inlinable @inline(__always)
+    mutating func deviceMotion(at timestamp: Double) -> DeviceMotion {
+        if referenceFrame == .xArbitraryCorrectedZVertical, correctedFrameOffset == nil, attitudeEstimator.hasHeading {
+            correctedFrameOffset = attitudeEstimator.headingCorrection
+            frameTurn = Self.frame(referenceFrame, declination: magneticDeclination, offset: correctedFrameOffset)
         }
-        let attitude = Attitude(quaternion: quaternion)
-        let gravity = attitude.gravity
+        let q = quaternion
+        // Gravity in the device frame: minus the third row of q's rotation matrix (device → reference).
+        let gravity = SIMD3(2 * (q.w * q.y - q.x * q.z), -2 * (q.y * q.z + q.w * q.x), 2 * (q.x * q.x + q.y * q.y) - 1)
         let hasNorth = referenceFrame == .xMagneticNorthZVertical || referenceFrame == .xTrueNorthZVertical
         return DeviceMotion(
             timestamp: timestamp,
-            attitude: attitude,
+            attitude: Attitude(unitQuaternion: q),
             referenceFrame: referenceFrame,
-            rotationRate: RotationRate(lastRotationRate - estimator.gyroscopeBias),
-            gravity: gravity,
-            userAcceleration: Acceleration(lastAcceleration - gravity.vector),
+            rotationRate: RotationRate(lastRotationRate - SIMD3<Double>(attitudeEstimator.gyroscopeBias)),
+            gravity: Acceleration(gravity),
+            userAcceleration: Acceleration(lastAcceleration - gravity),
             magneticField: lastMagneticField,
-            heading: hasNorth && estimator.hasHeading ? Self.heading(of: attitude) : -1)
+            heading: hasNorth && attitudeEstimator.hasHeading ? Self.heading(of: q) : -1)
     }
 
     /// The azimuth of the device's top (+y), clockwise from reference x, in degrees in [0, 360). When the top
     /// points nearly straight up or down (less than about 6° from vertical), the azimuth of the back (−z) is
     /// used instead, as a compass held upright does.
     public static func heading(of attitude: Attitude) -> Double {
-        let q = attitude.quaternion
-        var axis = q.act(on: SIMD3(0, 1, 0))
-        if axis.x * axis.x + axis.y * axis.y < 0.01 { axis = q.act(on: SIMD3(0, 0, -1)) }
+        heading(of: attitude.quaternion)
+    }
+
+    @inlinable @inline(__always)
+    static func heading(of q: Quaternion<Double>) -> Double {
+        // The top in the reference frame: the second column of q's rotation matrix; the back: minus the third.
+        var (x, y) = (2 * (q.x * q.y - q.w * q.z), 1 - 2 * (q.x * q.x + q.z * q.z))
+        if x * x + y * y < 0.01 { (x, y) = (-2 * (q.x * q.z + q.w * q.y), 2 * (q.w * q.x - q.y * q.z)) }
         // Clockwise from x seen from above (z up) is towards −y.
-        var degrees = PolynomialTrigonometry<Double>.arctangent(y: -axis.y, x: axis.x) * 180 / .pi
+        var degrees = PolynomialTrigonometry<Double>.arctangent(y: -y, x: x) * (180 / .pi)
         if degrees < 0 { degrees += 360 }
         return degrees >= 360 ? 0 : degrees
     }
 }
 
-extension DeviceMotionFilter {
+/// The device-motion filter in `Double`, as `MotionManager` and `motionctl` run it.
+public typealias DeviceMotionFilter = DeviceMotionFilterOf<Double>
+
+extension DeviceMotionFilterOf {
     /// Everything a ``DeviceMotionFilter`` knows, as a `Codable` value: save it (when a service stops, say) and
     /// restore it with ``init(restoring:)`` to continue exactly where it stopped (the same outputs, bit for bit, as
     /// an uninterrupted run on the same clock), or start a new session that keeps only what outlives it (the
@@ -174,10 +231,10 @@ extension DeviceMotionFilter {
         /// How far ahead the attitude is predicted, in seconds.
         public var predictionInterval: Double
         /// The estimator: attitude, gyroscope bias and its covariance, rest detection, magnetic reference.
-        public var estimator: AttitudeEstimator<Double>
+        public var estimator: AttitudeEstimator<Scalar>
         /// The magnetometer calibration: the fit in use, the candidate, its points and the trust window.
         public var calibrator: MagnetometerCalibrator
-        var correctedFrameOffset: Double?
+        var correctedFrameOffset: Scalar?
         var hasAccelerometer: Bool
         var hasGyroscope: Bool
         var lastAcceleration: SIMD3<Double>
@@ -186,9 +243,9 @@ extension DeviceMotionFilter {
         var lastMagneticFieldAccuracy: MagneticFieldCalibrationAccuracy
 
         /// The gyroscope bias, in rad/s (device frame).
-        public var gyroscopeBias: SIMD3<Double> { estimator.gyroscopeBias }
+        public var gyroscopeBias: SIMD3<Scalar> { estimator.gyroscopeBias }
         /// The standard deviation of the gyroscope bias estimate (largest over the axes), in rad/s.
-        public var gyroscopeBiasUncertainty: Double { estimator.gyroscopeBiasUncertainty }
+        public var gyroscopeBiasUncertainty: Scalar { estimator.gyroscopeBiasUncertainty }
         /// `true` when the device was at rest.
         public var isResting: Bool { estimator.isResting }
         /// The magnetometer's hard-iron offset in use, in µT (zero while none has earned trust).
@@ -217,9 +274,10 @@ extension DeviceMotionFilter {
         referenceFrame = state.referenceFrame
         magneticDeclination = state.magneticDeclination
         predictionInterval = state.predictionInterval
-        estimator = state.estimator
-        calibrator = state.calibrator
+        attitudeEstimator = state.estimator
+        magnetometerCalibrator = state.calibrator
         correctedFrameOffset = state.correctedFrameOffset
+        frameTurn = Self.frame(referenceFrame, declination: magneticDeclination, offset: correctedFrameOffset)
         hasAccelerometer = state.hasAccelerometer
         hasGyroscope = state.hasGyroscope
         lastAcceleration = state.lastAcceleration
@@ -241,8 +299,8 @@ extension DeviceMotionFilter {
             referenceFrame: referenceFrame, magneticDeclination: magneticDeclination,
             predictionInterval: predictionInterval, configuration: state.estimator.configuration,
             calibration: state.calibrator.configuration)
-        estimator.continueCalibration(of: state.estimator)
-        calibrator = state.calibrator
-        calibrator.forgetTime()
+        attitudeEstimator.continueCalibration(of: state.estimator)
+        magnetometerCalibrator = state.calibrator
+        magnetometerCalibrator.forgetTime()
     }
 }

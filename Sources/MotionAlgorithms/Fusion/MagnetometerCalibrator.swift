@@ -189,9 +189,12 @@ public struct MagnetometerCalibrator: Sendable, Codable {
         guard n2 > 0, n2.isFinite else { return calibrated(field) }
 
         if level >= configuration.rejectionMinimumAccuracy {
+            // |distance − r| > threshold·r, compared squared: no square root.
             let d = field - offset
-            let distance = (d * d).sum().squareRoot()
-            if abs(distance - fittedRadius) > configuration.disturbanceThreshold * fittedRadius {
+            let distance2 = (d * d).sum()
+            let margin = configuration.disturbanceThreshold * fittedRadius
+            let (near, far) = (fittedRadius - margin, fittedRadius + margin)
+            if distance2 > far * far || (near > 0 && distance2 < near * near) {
                 disturbed = true
                 undisturbedTime = 0
                 disturbedTime += dt
@@ -370,8 +373,9 @@ public struct MagnetometerCalibrator: Sendable, Codable {
     /// The bin of `p` as seen from `centre`: each component's sign, or 0 within ±22.5° of the perpendicular plane.
     static func bin(of p: SIMD3<Double>, around centre: SIMD3<Double>) -> Int {
         let u = p - centre
-        let threshold = 0.38268343236508984 * (u * u).sum().squareRoot()  // sin 22.5°
-        @inline(__always) func q(_ c: Double) -> Int { c > threshold ? 2 : c < -threshold ? 0 : 1 }
+        // |c| > sin 22.5°·|u| compared squared: no square root.
+        let threshold2 = 0.14644660940672624 * (u * u).sum()  // sin² 22.5°
+        @inline(__always) func q(_ c: Double) -> Int { c * c > threshold2 ? (c > 0 ? 2 : 0) : 1 }
         return q(u.x) * 9 + q(u.y) * 3 + q(u.z)
     }
 
@@ -397,8 +401,7 @@ public struct MagnetometerCalibrator: Sendable, Codable {
                         if count > 0 {
                             let old = SIMD3(x[i], y[i], z[i])
                             let a = old - centre, b = p - centre
-                            let cosine = (a * b).sum() / ((a * a).sum() * (b * b).sum()).squareRoot()
-                            if cosine >= cosineLimit {
+                            if Self.isWithin(cosine: cosineLimit, (a * b).sum(), (a * a).sum() * (b * b).sum()) {
                                 let newCount = min(count + 1, maximumCount)
                                 let mean = old + (p - old) / newCount
                                 (x[i], y[i], z[i], n[i]) = (mean.x, mean.y, mean.z, newCount)
@@ -411,6 +414,15 @@ public struct MagnetometerCalibrator: Sendable, Codable {
                 }
             }
         }
+    }
+
+    /// `dot / √product ≥ cosine` (the angle between two vectors within the one of `cosine`, given their dot product
+    /// and the product of their squared lengths), compared squared for a positive `cosine`: no square root and no
+    /// division on the path of every reading. False for a zero vector.
+    @inline(__always)
+    static func isWithin(cosine: Double, _ dot: Double, _ product: Double) -> Bool {
+        guard cosine > 0 else { return dot / product.squareRoot() >= cosine }
+        return dot >= 0 && product > 0 && dot * dot >= cosine * cosine * product
     }
 
     /// Before the first fit: keeps `p` when it is at least `initialSpacing` from every kept reading, in a free slot

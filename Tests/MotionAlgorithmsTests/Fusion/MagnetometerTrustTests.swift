@@ -80,7 +80,7 @@ import Testing
                 }
                 guard let motion else { continue }
                 let rawAttitude = Attitude(quaternion: raw.quaternion9D)
-                if motion.attitude.quaternion != rawAttitude.quaternion { differing += 1 }
+                if motion.attitude.quaternion != raw.quaternion9D { differing += 1 }
                 guard s.timestamp >= from else { continue }
                 worst.calibrated = max(worst.calibrated, headingError(motion.attitude, frame.attitude))
                 worst.raw = max(worst.raw, headingError(rawAttitude, frame.attitude))

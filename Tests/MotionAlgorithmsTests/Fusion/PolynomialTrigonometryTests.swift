@@ -2,7 +2,7 @@
 import RealModule
 import Testing
 
-/// The polynomial arcsine and arctangent against the C library's.
+/// The polynomial arcsine, arctangent, cosine and sine against the C library's.
 @Suite struct PolynomialTrigonometryTests {
     @Test func arcsineMatchesTheCLibraryOverItsDomain() {
         var worst = 0.0
@@ -52,5 +52,29 @@ import Testing
             worstFloat = max(worstFloat, abs(PolynomialTrigonometry<Float>.arctangent(y: y, x: x) - Float.atan2(y: y, x: x)))
         }
         #expect(worstFloat < 1e-6, "\(worstFloat)")
+    }
+
+    @Test func cosineAndSineMatchTheCLibraryUpToAQuarterTurn() {
+        var worst = 0.0
+        for i in -200_000...200_000 {
+            let x = Double(i) / 200_000 * (Double.pi / 2)
+            let (c, s) = PolynomialTrigonometry<Double>.cosineSine(x)
+            worst = max(worst, abs(c - Double.cos(x)), abs(s - Double.sin(x)))
+        }
+        #expect(worst < 5e-16, "\(worst)")
+        // Beyond ±π/2 and NaN: the C library's.
+        for x in [2.0, -3, 100, .nan] {
+            let (c, s) = PolynomialTrigonometry<Double>.cosineSine(x)
+            #expect(c.isNaN ? Double.cos(x).isNaN : c == Double.cos(x))
+            #expect(s.isNaN ? Double.sin(x).isNaN : s == Double.sin(x))
+        }
+
+        var worstFloat: Float = 0
+        for i in -20_000...20_000 {
+            let x = Float(i) / 20_000 * (Float.pi / 2)
+            let (c, s) = PolynomialTrigonometry<Float>.cosineSine(x)
+            worstFloat = max(worstFloat, abs(c - Float(Double.cos(Double(x)))), abs(s - Float(Double.sin(Double(x)))))
+        }
+        #expect(worstFloat < 3e-7, "\(worstFloat)")
     }
 }
