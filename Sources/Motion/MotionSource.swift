@@ -10,6 +10,7 @@ public struct MotionSource: Sendable, CustomStringConvertible {
         case device(selector: String, includeBase: Bool, options: DeviceOptions)
         case trace(path: String, lenient: Bool)
         case samples([MotionSample])
+        case sequence(@Sendable () -> AnyIterator<MotionSample>, description: String)
         case live(@Sendable () -> any LiveSampleIterator)
     }
 
@@ -89,11 +90,25 @@ public struct MotionSource: Sendable, CustomStringConvertible {
         MotionSource(kind: .live({ SequenceIterator(samples.makeAsyncIterator()) }), pacing: .realTime)
     }
 
+    /// Samples from a sequence (a `MotionTesting` `Simulation`, a generator, a file format of your own), taken
+    /// as the replay goes, in constant memory, and replayed as a trace is: paced by `pacing`, each subscription
+    /// from where the replay is. The sequence is iterated once; its first sample is taken when the manager is
+    /// created, and its sensors are the ones the source reports available.
+    /// - Parameters:
+    ///   - samples: The samples, in timestamp order (seconds).
+    ///   - pacing: Real time (default), a multiple of it, or as fast as the consumers take the updates.
+    public static func sequence<Samples: Sequence & Sendable>(
+        _ samples: Samples, pacing: ReplayPacing = .realTime
+    ) -> MotionSource where Samples.Element == MotionSample {
+        MotionSource(
+            kind: .sequence({ AnyIterator(samples.makeIterator()) }, description: "\(Samples.self)"), pacing: pacing)
+    }
+
     /// `true` for live devices and streams, `false` for recordings.
     public var isLive: Bool {
         switch kind {
         case .device, .live: true
-        case .trace, .samples: false
+        case .trace, .samples, .sequence: false
         }
     }
 
@@ -102,6 +117,7 @@ public struct MotionSource: Sendable, CustomStringConvertible {
         case .device(let selector, _, _): "device \(selector)"
         case .trace(let path, _): "trace \(path) (\(pacing))"
         case .samples(let samples): "\(samples.count) samples (\(pacing))"
+        case .sequence(_, let description): "\(description) (\(pacing))"
         case .live: "stream"
         }
     }

@@ -8,6 +8,7 @@ final class SampleFeed: @unchecked Sendable {
     private enum Input {
         case trace(TraceReader)
         case samples([MotionSample], next: Int)
+        case sequence(AnyIterator<MotionSample>)
         case device(DeviceInput)
         case live(any LiveSampleIterator)
         case liveNotStarted(@Sendable () -> any LiveSampleIterator)
@@ -37,6 +38,14 @@ final class SampleFeed: @unchecked Sendable {
         case .samples(let samples):
             input = .samples(samples, next: 0)
             knownSensors = samples.reduce(into: SensorSet()) { $0.formUnion($1.sensors) }
+            (traceThread, executor) = (nil, nil)
+        case .sequence(let makeIterator, _):
+            // The first sample tells the sensors; it is kept for the replay.
+            let iterator = makeIterator()
+            let first = iterator.next()
+            input = .sequence(iterator)
+            pending = first.map { [$0] } ?? []
+            knownSensors = first?.sensors ?? []
             (traceThread, executor) = (nil, nil)
         case .device(let selector, _, let options):
             input = .device(DeviceInput(selector: selector, options: options))
@@ -149,6 +158,9 @@ extension SampleFeed: SampleSource {
             guard next < samples.count else { return .ended }
             input = .samples(samples, next: next + 1)
             return .sample(samples[next])
+        case .sequence(let iterator):
+            guard let sample = iterator.next() else { return .ended }
+            return .sample(sample)
         case .device(let device):
             guard let sample = device.nextAtHand(fastestInterval: demand.fastestInterval, sensors: demand.sensors)
             else { return .wait }
@@ -169,7 +181,7 @@ extension SampleFeed: SampleSource {
             let iterator = makeIterator()
             input = .live(iterator)
             try await take(from: iterator)
-        case .trace, .samples:
+        case .trace, .samples, .sequence:
             break
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import Motion
 import MotionAlgorithms
 import MotionCore
+import MotionTesting
 import MotionTrace
 import Testing
 
@@ -94,5 +95,25 @@ import Testing
             try await manager.record(to: output, sensors: [.accelerometer, .gyroscope])
         }
         #expect(try Self.read(output).1 == indexedSamples(count: 20))
+    }
+}
+
+/// `MotionSource.sequence`: a simulation (or any sequence) replayed as a trace, iterated as the replay goes.
+@Suite struct SequenceSourceTests {
+    @Test func aSimulationIsReplayedSampleForSample() async throws {
+        let simulation = try Simulation(
+            scenario: .shakeSequence(seed: 2), options: SimulationOptions(rate: 100, sensors: .all, seed: 5))
+        let expected = Array(simulation)
+        let manager = try MotionManager(source: .sequence(simulation, pacing: .asFastAsConsumed))
+        #expect(manager.isGyroAvailable && manager.isMagnetometerAvailable)
+        var delivered: [MotionSample] = []
+        for try await sample in manager.sampleUpdates() { delivered.append(sample) }
+        #expect(delivered.count == expected.count)
+        #expect(delivered == expected)
+        // The recording of it reads back the same.
+        let again = try MotionManager(source: .sequence(simulation, pacing: .asFastAsConsumed))
+        let path = RecordingTests.outputPath("simulation")
+        #expect(try await again.record(to: path) == expected.count)
+        #expect(try RecordingTests.read(path).1 == expected)
     }
 }
