@@ -76,8 +76,8 @@ public enum SampleLoopEnd: Sendable {
     case ended
     /// The source or the delivery failed; the end's outputs were delivered when the source failed.
     case failed(MotionError)
-    /// The task was cancelled, or the pacer stopped: the samples not processed were put back, and nothing more
-    /// was delivered (call ``SampleLoop/finish()`` for the end's outputs).
+    /// The source stopped (its task was cancelled) or the pacer did: the sample being paced was put back, and
+    /// nothing more was delivered (call ``SampleLoop/finish()`` for the end's outputs).
     case stopped
 }
 
@@ -110,8 +110,8 @@ public struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
         self.processor.setRequest(demand.request)
     }
 
-    /// Runs until the source ends or fails, the delivery fails or stops, or the source (task cancelled) or the
-    /// pacer stops.
+    /// Runs until the source ends or fails, the delivery fails, or the source (task cancelled) or the pacer
+    /// stops.
     @inlinable
     nonisolated(nonsending) public mutating func run() async -> SampleLoopEnd {
         while true {
