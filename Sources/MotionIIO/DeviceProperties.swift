@@ -60,6 +60,21 @@ public struct Sourced<Value: Hashable & Sendable>: Hashable, Sendable {
     }
 }
 
+/// How device values read as text, in `motionctl devices` and in the metadata of recorded traces.
+public enum DeviceValueText {
+    /// `100` for a whole number, else Swift's shortest text (`0.009576`).
+    public static func number(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return value == 0 ? "0" : String(Int64(value)) }
+        return "\(value)"
+    }
+
+    /// `0.009576 (sysfs in_accel_scale)` when the three axes agree, else `x …, y …, z …` with each source.
+    public static func axes(_ values: [Sourced<Double>]) -> String {
+        if values.allSatisfy({ $0 == values[0] }) { return "\(number(values[0].value)) (\(values[0].source))" }
+        return zip(["x", "y", "z"], values).map { "\($0) \(number($1.value)) (\($1.source))" }.joined(separator: ", ")
+    }
+}
+
 /// Where an accelerometer sits in a convertible or laptop: in the display (the default) or in the base.
 public enum DeviceLocation: String, Hashable, Sendable, CaseIterable {
     /// In the display (or lid), or a device with one accelerometer. `lid` and an empty value mean this too.

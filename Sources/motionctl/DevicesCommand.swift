@@ -53,16 +53,8 @@ enum DeviceReport {
         }
     }
 
-    static func number(_ value: Double) -> String {
-        if value == value.rounded(), abs(value) < 1e15 { return value == 0 ? "0" : String(Int64(value)) }
-        return "\(value)"
-    }
-
-    /// `0.009576 (sysfs in_accel_scale)` when the three axes agree, else `x …, y …, z …` with each source.
-    static func axes(_ values: [Sourced<Double>]) -> String {
-        if values.allSatisfy({ $0 == values[0] }) { return "\(number(values[0].value)) (\(values[0].source))" }
-        return zip(["x", "y", "z"], values).map { "\($0) \(number($1.value)) (\($1.source))" }.joined(separator: ", ")
-    }
+    static func number(_ value: Double) -> String { DeviceValueText.number(value) }
+    static func axes(_ values: [Sourced<Double>]) -> String { DeviceValueText.axes(values) }
 
     static func text(_ result: IIODeviceDiscovery.Result) -> String {
         var lines: [String] = []

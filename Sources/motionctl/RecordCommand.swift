@@ -1,4 +1,5 @@
 import ArgumentParser
+import Motion
 import MotionCore
 import MotionIIO
 import MotionTrace

@@ -66,7 +66,7 @@ struct StreamCommand: AsyncParsableCommand {
             interval: processing.interval, filter: processing.filter,
             output: .init(
                 path: "-", format: output.format, flushing: output.flushing,
-                source: "motionctl stream", extraMetadata: extra),
+                source: "motionctl stream", metadata: extra),
             duration: nil)
         try await SignalCancellation.run { try await session.run() }
     }
