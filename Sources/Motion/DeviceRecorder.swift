@@ -176,7 +176,7 @@ public struct DeviceRecorder: Sendable {
     }
 
     /// The session's samples (never back in time: the session clamps across reconnections), its events to the
-    /// output between batches, until `--duration` of samples has passed.
+    /// output between batches, until `duration` of samples has passed.
     struct SessionSamples: SampleSource {
         let session: SessionHandle
         let sink: LiveOutput
