@@ -20,6 +20,11 @@ public struct MotionConfiguration: Sendable {
     /// low-pass or high-pass), each sensor with its own state; `nil` (the default) delivers them as read. Device
     /// motion, shakes and orientation always use the unfiltered readings (`Docs/Filters.md`).
     public var sensorFilter: VectorFilter?
+    /// What a previous session learned about the device (``MotionManager/calibration``, saved with
+    /// ``CalibrationFile``): device motion starts from its gyroscope bias (with its uncertainty) and its
+    /// magnetometer calibration instead of from zero; the attitude starts afresh. `nil` (the default) starts from
+    /// zero.
+    public var calibration: DeviceMotionFilter.State?
 
     /// Creates a configuration; every parameter has the documented default.
     public init(

@@ -76,6 +76,8 @@ final class MotionEngine: Sendable {
         var isProducing = false
         /// How a recording ended; later subscriptions end the same way at once.
         var end: Result<Void, MotionError>?
+        /// What device motion learned about the device, as of the last producer's end.
+        var calibration: DeviceMotionFilter.State?
     }
 
     let source: MotionSource
@@ -238,12 +240,18 @@ final class MotionEngine: Sendable {
 
     private func produce() async {
         let waiter = source.pacing.speedFactor.flatMap { source.isLive ? nil : makeWaiter($0) }
-        let delivery = SubscriptionDelivery(engine: self, needs: state.withLock { $0.needs }, lossless: isLossless)
+        let (needs, learned) = state.withLock { ($0.needs, $0.calibration) }
+        var configuration = self.configuration
+        if let learned { configuration.calibration = learned }  // a later producer goes on from what was learned
         var loop = SampleLoop(
             processor: MotionProcessor(configuration: configuration, request: .init()), source: feed,
-            delivery: delivery, pacer: waiter)
+            delivery: SubscriptionDelivery(engine: self, needs: needs, lossless: isLossless), pacer: waiter)
         defer { feed.pause() }
-        switch await loop.run() {
+        let end = await loop.run()
+        if let calibration = loop.processor.calibration {
+            state.withLock { $0.calibration = calibration }
+        }
+        switch end {
         case .ended: finishAll(.success(()))
         case .failed(let error): finishAll(.failure(error))
         case .stopped: break  // paused: the next producer resumes the replay, or the device reopens

@@ -65,6 +65,14 @@ public final class MotionManager: Sendable {
     /// The source the manager reads.
     public var source: MotionSource { engine.source }
 
+    /// What device motion has learned about the device (gyroscope bias and its uncertainty, magnetometer
+    /// calibration), as of the last time all its updates stopped (``stopAllUpdates()``, the end of a recording);
+    /// else the configured ``MotionConfiguration/calibration``. Save it with ``CalibrationFile`` and give it to
+    /// the next session's configuration, as a service does across restarts. Updates started again go on from it.
+    public var calibration: DeviceMotionFilter.State? {
+        engine.state.withLock { $0.calibration } ?? engine.configuration.calibration
+    }
+
     /// Creates a manager on a source, pacing recordings on the continuous clock.
     ///
     /// - Parameters:

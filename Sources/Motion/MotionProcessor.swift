@@ -98,9 +98,17 @@ public struct MotionProcessor: Sendable {
                 filters[slot] = nil
                 outputs.deviceMotion[slot] = nil
             } else if filters[slot] == nil {
-                filters[slot] = DeviceMotionFilter(
-                    referenceFrame: frame, magneticDeclination: configuration.magneticDeclination * .pi / 180,
-                    predictionInterval: configuration.predictionInterval, configuration: configuration.attitude)
+                let declination = configuration.magneticDeclination * .pi / 180
+                if let saved = calibration ?? configuration.calibration {
+                    // What this or a previous session learned about the device: bias and magnetometer calibration.
+                    filters[slot] = DeviceMotionFilter(
+                        referenceFrame: frame, magneticDeclination: declination,
+                        predictionInterval: configuration.predictionInterval, calibratedFrom: saved)
+                } else {
+                    filters[slot] = DeviceMotionFilter(
+                        referenceFrame: frame, magneticDeclination: declination,
+                        predictionInterval: configuration.predictionInterval, configuration: configuration.attitude)
+                }
             }
         }
         if !newRequest.shake {
@@ -138,6 +146,20 @@ public struct MotionProcessor: Sendable {
     public mutating func finish() {
         outputs = MotionOutputs(timestamp: lastAccelerationTime ?? outputs.timestamp)
         if shake != nil, let t = lastAccelerationTime { outputs.shake = shake!.cancel(at: t) }
+    }
+
+    /// What device motion has learned about the device so far, to save (``CalibrationFile``) and give a later
+    /// session (``MotionConfiguration/calibration``): the state of the filter that uses the most sensors (a
+    /// north frame's, else the corrected frame's, else the arbitrary frame's), or the configured calibration when
+    /// no device motion is computed.
+    public var calibration: DeviceMotionFilter.State? {
+        for frame in [
+            AttitudeReferenceFrame.xMagneticNorthZVertical, .xTrueNorthZVertical, .xArbitraryCorrectedZVertical,
+            .xArbitraryZVertical,
+        ] {
+            if let filter = filters[MotionOutputs.slot(frame)] { return filter.state }
+        }
+        return configuration.calibration
     }
 
     /// The device-motion filter of `frame`, when requested (its estimator's bias, rest state, saturation count,

@@ -15,6 +15,7 @@ public struct MotionError: Error, Sendable, CustomStringConvertible {
             case unsupported
             case cancelled
             case outputExists
+            case malformedState
         }
 
         let kind: Kind
@@ -41,6 +42,8 @@ public struct MotionError: Error, Sendable, CustomStringConvertible {
         public static let cancelled = Code(kind: .cancelled)
         /// An output file already exists and replacing it was not asked for.
         public static let outputExists = Code(kind: .outputExists)
+        /// A saved state (such as a calibration file) cannot be read back: damaged, or of another version.
+        public static let malformedState = Code(kind: .malformedState)
 
         /// The code's name, such as `malformedTrace`.
         public var description: String { kind.rawValue }

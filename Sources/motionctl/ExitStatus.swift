@@ -21,7 +21,7 @@ enum ExitStatus {
     static func status(for code: MotionError.Code) -> Int32 {
         switch code {
         case .invalidArgument: usage
-        case .malformedTrace, .truncatedTrace: dataError
+        case .malformedTrace, .truncatedTrace, .malformedState: dataError
         case .noInput: noInput
         case .ioFailure: ioError
         case .permissionDenied: permission

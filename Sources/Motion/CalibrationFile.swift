@@ -1,0 +1,115 @@
+public import MotionAlgorithms
+public import MotionCore
+import Foundation
+import MotionTrace
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A calibration (``MotionManager/calibration``: gyroscope bias and its uncertainty, magnetometer calibration)
+/// kept in a file so that it survives restarts, as a service keeps it in its state directory.
+///
+/// The file is JSON: `{"format": "swift-motion calibration", "version": 1, "state": {…}}`, the state being
+/// `DeviceMotionFilter.State`'s own encoding (infinities as the strings `inf`, `-inf`).
+public enum CalibrationFile {
+    static let format = "swift-motion calibration"
+    static let version = 1
+
+    private struct Contents: Codable {
+        var format: String
+        var version: Int
+        var state: DeviceMotionFilter.State
+    }
+
+    private struct Header: Decodable {
+        var format: String?
+        var version: Int?
+    }
+
+    /// Saves `calibration` at `path`, atomically: written to a temporary file beside it (`.NAME.PID.tmp`), flushed
+    /// to the disk, then renamed over it, and the folder flushed. A crash at any moment leaves the previous file or
+    /// the new one, whole; a failure removes the temporary file and leaves the previous file as it was.
+    /// - Throws: `MotionError` (`permissionDenied`, `ioFailure`) naming the file.
+    public static func save(_ calibration: DeviceMotionFilter.State, to path: String) throws(MotionError) {
+        let data: Data
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(
+                positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")  // the state holds some infinities
+            data = try encoder.encode(Contents(format: format, version: version, state: calibration))
+        } catch {
+            throw MotionError(.invalidArgument, "the calibration cannot be encoded: \(error)", underlying: error)
+        }
+        let url = URL(fileURLWithPath: path)
+        let folder = url.deletingLastPathComponent().path
+        let temporary = folder + "/." + url.lastPathComponent + ".\(getpid()).tmp"
+        let fd: Int32
+        switch SystemErrno.retryingInterrupts({ open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }) {
+        case .success(let opened): fd = opened
+        case .failure(let error): throw MotionError.system(error, "create", temporary)
+        }
+        var committed = false
+        defer {
+            if !committed { unlink(temporary) }
+        }
+        do {
+            defer { close(fd) }
+            try TextOutput.write(String(decoding: data, as: UTF8.self) + "\n", to: fd, name: temporary)
+            if case .failure(let error) = SystemErrno.retryingInterrupts({ fsync(fd) }) {
+                throw MotionError.system(error, "flush", temporary)
+            }
+        }
+        if case .failure(let error) = SystemErrno.retryingInterrupts({ rename(temporary, path) }) {
+            throw MotionError.system(error, "replace", path)
+        }
+        committed = true
+        // The rename itself reaches the disk with the folder's entry.
+        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 {
+            _ = fsync(directory)
+            close(directory)
+        }
+    }
+
+    /// The calibration saved at `path`, or `nil` when there is no file there.
+    /// - Throws: `MotionError.Code.malformedState` naming the file when it is damaged or of another format or
+    ///   version (start from zero, and report it: the next save replaces it); `permissionDenied` or `ioFailure`
+    ///   when it cannot be read.
+    public static func load(from path: String) throws(MotionError) -> DeviceMotionFilter.State? {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+            return nil
+        } catch let error as CocoaError where error.code == .fileReadNoPermission {
+            throw MotionError(
+                .permissionDenied, "cannot read the calibration: permission denied; check the file's mode and owner",
+                at: .init(file: path), underlying: error)
+        } catch {
+            throw MotionError(.ioFailure, "cannot read the calibration: \(error)", at: .init(file: path), underlying: error)
+        }
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        guard let header = try? decoder.decode(Header.self, from: data), header.format == format else {
+            throw MotionError(
+                .malformedState, "not a swift-motion calibration file (damaged?); it is ignored and replaced at the next save",
+                at: .init(file: path))
+        }
+        guard header.version == version else {
+            throw MotionError(
+                .malformedState,
+                "a calibration file of version \(header.version.map(String.init) ?? "?"), this build reads version "
+                    + "\(version); it is ignored and replaced at the next save", at: .init(file: path))
+        }
+        do {
+            return try decoder.decode(Contents.self, from: data).state
+        } catch {
+            throw MotionError(
+                .malformedState, "a damaged calibration file (\(error)); it is ignored and replaced at the next save",
+                at: .init(file: path), underlying: error)
+        }
+    }
+}
