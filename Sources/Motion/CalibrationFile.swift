@@ -3,10 +3,6 @@ public import MotionCore
 import Foundation
 import MotionTrace
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A calibration (``MotionManager/calibration``: gyroscope bias and its uncertainty, magnetometer calibration)
 /// kept in a file so that it survives restarts, as a service keeps it in its state directory.
 ///
@@ -27,9 +23,10 @@ public enum CalibrationFile {
         var version: Int?
     }
 
-    /// Saves `calibration` at `path`, atomically: written to a temporary file beside it (`.NAME.PID.tmp`), flushed
-    /// to the disk, then renamed over it, and the folder flushed. A crash at any moment leaves the previous file or
-    /// the new one, whole; a failure removes the temporary file and leaves the previous file as it was.
+    /// Saves `calibration` at `path`, atomically (`TraceOutputFile`): written to a temporary file beside it
+    /// (`.NAME.PID.partial`), flushed to the disk, then renamed over it, and the folder flushed. A crash at any
+    /// moment leaves the previous file or the new one, whole; a failure removes the temporary file and leaves the
+    /// previous file as it was.
     /// - Throws: `MotionError` (`permissionDenied`, `ioFailure`) naming the file.
     public static func save(_ calibration: DeviceMotionFilter.State, to path: String) throws(MotionError) {
         let data: Data
@@ -42,35 +39,11 @@ public enum CalibrationFile {
         } catch {
             throw MotionError(.invalidArgument, "the calibration cannot be encoded: \(error)", underlying: error)
         }
-        let url = URL(fileURLWithPath: path)
-        let folder = url.deletingLastPathComponent().path
-        let temporary = folder + "/." + url.lastPathComponent + ".\(getpid()).tmp"
-        let fd: Int32
-        switch SystemErrno.retryingInterrupts({ open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }) {
-        case .success(let opened): fd = opened
-        case .failure(let error): throw MotionError.system(error, "create", temporary)
-        }
-        var committed = false
-        defer {
-            if !committed { unlink(temporary) }
-        }
-        do {
-            defer { close(fd) }
-            try TextOutput.write(String(decoding: data, as: UTF8.self) + "\n", to: fd, name: temporary)
-            if case .failure(let error) = SystemErrno.retryingInterrupts({ fsync(fd) }) {
-                throw MotionError.system(error, "flush", temporary)
-            }
-        }
-        if case .failure(let error) = SystemErrno.retryingInterrupts({ rename(temporary, path) }) {
-            throw MotionError.system(error, "replace", path)
-        }
-        committed = true
-        // The rename itself reaches the disk with the folder's entry.
-        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            _ = fsync(directory)
-            close(directory)
-        }
+        // Beside the path, then renamed over it, flushed to the disk (TraceOutputFile).
+        let file = try TraceOutputFile(path: path, existing: .replace)
+        defer { file.close() }
+        try TextOutput.write(String(decoding: data, as: UTF8.self) + "\n", to: file.fileDescriptor, name: path)
+        try file.commit()
     }
 
     /// The calibration saved at `path`, or `nil` when there is no file there.

@@ -1,4 +1,4 @@
-package import MotionCore
+import MotionCore
 
 #if canImport(Glibc)
     import Glibc
@@ -94,7 +94,7 @@ extension MotionError {
     /// The error for a failed `open`, `read` or `write` of `name`: `EACCES`/`EPERM` become
     /// `MotionError.Code.permissionDenied`, `ENOENT` becomes `MotionError.Code.noInput`, anything else
     /// (including `EPIPE`) `MotionError.Code.ioFailure`, with the `SystemErrno` as the underlying error.
-    package static func system(_ error: SystemErrno, _ action: String, _ name: String) -> MotionError {
+    static func system(_ error: SystemErrno, _ action: String, _ name: String) -> MotionError {
         let location = MotionError.Location(file: name)
         switch error.rawValue {
         case EACCES, EPERM:

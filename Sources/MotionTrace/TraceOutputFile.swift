@@ -82,9 +82,15 @@ public final class TraceOutputFile {
     }
 
     /// Puts the file written so far at the path (once; later calls do nothing). Call it when the output holds
-    /// data worth keeping: before, a failure leaves any old file as it was.
+    /// data worth keeping: before, a failure leaves any old file as it was. What was written is flushed to the
+    /// disk first, and the folder after, so a crash at any moment leaves the old file or the new one, whole.
     public func commit() throws(MotionError) {
         guard !isCommitted, let partialPath else { return }
+        if case .failure(let error) = SystemErrno.retryingInterrupts({ fsync(fileDescriptor) }) {
+            throw MotionError(
+                .ioFailure, "cannot flush \(partialPath) to the disk: \(error.text); it is kept there",
+                at: .init(file: path), underlying: error)
+        }
         let result: Int32
         switch existing {
         case .replace:
@@ -107,6 +113,14 @@ public final class TraceOutputFile {
                 underlying: SystemErrno(code))
         }
         isCommitted = true
+        // The new name reaches the disk with the folder's entry.
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[...$0]) } ?? "."
+        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 {
+            _ = fsync(directory)
+            SystemCall.close(directory)
+        }
     }
 
     /// Closes the file; before a ``commit()``, also removes the temporary file.
