@@ -29,8 +29,8 @@ struct TraceReplay {
         case .ended:
             break
         case .failed(let error):
-            throw pacer?.failure ?? error
-        case .stopped:
+            throw error
+        case .stopped:  // interrupted, or the pacer's flush failed
             if let failure = pacer?.failure { throw failure }
             try await loop.finish()  // interrupted: the end's outputs still go out
         }
