@@ -53,8 +53,6 @@ enum DeviceReport {
         }
     }
 
-    static func number(_ value: Double) -> String { DeviceValueText.number(value) }
-    static func axes(_ values: [Sourced<Double>]) -> String { DeviceValueText.axes(values) }
 
     static func text(_ result: IIODeviceDiscovery.Result) -> String {
         var lines: [String] = []
@@ -83,9 +81,9 @@ enum DeviceReport {
             for sensor in device.sensors {
                 lines.append("  \(kindName(sensor.kind)):")
                 lines.append("    mount matrix: \(sensor.mountMatrix.value) (\(sensor.mountMatrix.source))")
-                lines.append("    scale:        \(axes(sensor.scale))")
-                lines.append("    offset:       \(axes(sensor.offset))")
-                var rate = sensor.samplingFrequency.map { "\(number($0.value)) Hz (\($0.source))" } ?? "not reported"
+                lines.append("    scale:        \(DeviceValueText.axes(sensor.scale))")
+                lines.append("    offset:       \(DeviceValueText.axes(sensor.offset))")
+                var rate = sensor.samplingFrequency.map { "\(DeviceValueText.number($0.value)) Hz (\($0.source))" } ?? "not reported"
                 if let available = sensor.availableSamplingFrequencies {
                     rate += "; available \(available.value) (\(available.source))"
                 }
@@ -200,7 +198,7 @@ indirect enum JSON {
         case .bool(let value): return value ? "true" : "false"
         case .number(let value):
             guard value.isFinite else { return "null" }
-            return DeviceReport.number(value)
+            return DeviceValueText.number(value)
         case .string(let value): return JSON.quote(value)
         case .array(let values): return "[" + values.map(\.rendered).joined(separator: ",") + "]"
         case .object(let members):
