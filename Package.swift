@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "MotionTesting", targets: ["MotionTesting"]),
         .library(name: "Motion", targets: ["Motion"]),
         .executable(name: "motionctl", targets: ["motionctl"]),
+        .executable(name: "motiond", targets: ["motiond"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -36,6 +37,8 @@ let package = Package(
         // C libraries, visible only inside MotionIIO (`internal import`).
         .systemLibrary(name: "CLibIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
         .systemLibrary(name: "CLibUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+        // sd-bus and sd-event (libsystemd), visible only inside MotionDBus.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         // C-free, Foundation-free value types: samples, units, attitude, errors.
         .target(name: "MotionCore", dependencies: [.product(name: "RealModule", package: "swift-numerics")]),
@@ -48,6 +51,8 @@ let package = Package(
         .target(name: "MotionTrace", dependencies: ["MotionCore"]),
         // Linux IIO devices through libiio and libudev.
         .target(name: "MotionIIO", dependencies: ["MotionCore", "CLibIIO", "CLibUdev"]),
+        // D-Bus through sd-bus: an event-loop thread, a connection, objects with their interfaces, signals, peers.
+        .target(name: "MotionDBus", dependencies: ["MotionCore", "CSystemd"]),
         // Deterministic, seeded synthetic motion (simulator) for tests, recordings and users' tests.
         .target(
             name: "MotionTesting",
@@ -59,6 +64,14 @@ let package = Package(
             dependencies: [
                 "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO",
                 .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        // The motion service: net.hadess.SensorProxy on the system bus, served from one MotionManager.
+        .target(name: "MotionService", dependencies: ["Motion", "MotionAlgorithms", "MotionCore", "MotionDBus", "MotionIIO"]),
+        .executableTarget(
+            name: "motiond",
+            dependencies: [
+                "MotionCore", "MotionService", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Scoring harnesses for the event detectors on simulated labelled scenarios (motionctl … --evaluate).
@@ -83,6 +96,7 @@ let package = Package(
             name: "MotionTests",
             dependencies: ["Motion", "MotionAlgorithms", "MotionIIO", "MotionTesting", "MotionTrace", testbed]
         ),
+        .testTarget(name: "motiondTests", dependencies: ["motiond", testbed]),
         .testTarget(name: "MotionEvaluationTests", dependencies: ["MotionEvaluation", "MotionAlgorithms", "MotionCore", "MotionTesting"]),
         .testTarget(
             name: "motionctlTests",

@@ -39,6 +39,20 @@ public final class ChildProcess: @unchecked Sendable {
         return condition(text)
     }
 
+    /// Sends `signal` to the child.
+    public func send(_ signal: Int32) {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+    }
+
+    /// Waits up to `timeout` seconds for the child to exit; its exit status, or `nil` while it still runs.
+    public func waitForExit(timeout: Double) async throws -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        guard !process.isRunning else { return nil }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     /// Kills the child (SIGKILL: children of the test runner may start with SIGTERM blocked) and reaps it.
     public func stop() {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
@@ -46,17 +60,14 @@ public final class ChildProcess: @unchecked Sendable {
     }
 }
 
-/// iio-sensor-proxy and `monitor-sensor --accel` on a private, allow-all D-Bus "system" bus (no polkit, no
-/// systemd), started inside the current testbed (children inherit the umockdev preload).
-public final class IioSensorProxySession: @unchecked Sendable {
-    /// `true` when iio-sensor-proxy, monitor-sensor and dbus-daemon are installed and the process is root.
-    public static var isAvailable: Bool {
-        FileManager.default.isExecutableFile(atPath: "/usr/sbin/iio-sensor-proxy")
-            && FileManager.default.isExecutableFile(atPath: "/usr/bin/monitor-sensor")
-            && FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") && getuid() == 0
-    }
+/// A private, allow-all D-Bus "system" bus (`dbus-daemon`, no polkit, no systemd) for a test, and the
+/// environment its clients need (`DBUS_SYSTEM_BUS_ADDRESS`). Children started with ``environment`` inherit the
+/// umockdev preload of the test process too.
+public final class PrivateSystemBus: @unchecked Sendable {
+    /// `true` when dbus-daemon is installed.
+    public static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") }
 
-    static let busConfiguration = """
+    static let configuration = """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
         <busconfig>
@@ -72,31 +83,81 @@ public final class IioSensorProxySession: @unchecked Sendable {
         </busconfig>
         """
 
-    public let bus: ChildProcess
+    /// The dbus-daemon.
+    public let daemon: ChildProcess
+    /// The bus address, `unix:path=…`.
+    public let address: String
+    /// The test process's environment with `DBUS_SYSTEM_BUS_ADDRESS` set to this bus.
+    public let environment: [String: String]
+    private let configurationFile: URL
+
+    /// Starts the bus; throws when it does not start within 5 s.
+    public init() async throws {
+        configurationFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "swift-motion-bus-\(getpid())-\(UUID().uuidString).conf")
+        try Self.configuration.write(to: configurationFile, atomically: true, encoding: .utf8)
+        daemon = try ChildProcess(
+            "/usr/bin/dbus-daemon", ["--config-file=\(configurationFile.path)", "--nofork", "--print-address=1"],
+            environment: ProcessInfo.processInfo.environment)
+        guard try await daemon.wait(timeout: 5, until: { $0.contains("unix:") }) else {
+            daemon.stop()
+            try? FileManager.default.removeItem(at: configurationFile)
+            throw TestbedError("dbus-daemon did not start within 5 s: \(daemon.text)")
+        }
+        address = daemon.text.split(separator: "\n").first { $0.hasPrefix("unix:") }.map(String.init) ?? ""
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
+        self.environment = environment
+    }
+
+    /// Starts `path arguments` as a client of this bus.
+    public func start(_ path: String, _ arguments: [String] = [], extra: [String: String] = [:]) throws -> ChildProcess {
+        try ChildProcess(path, arguments, environment: environment.merging(extra) { $1 })
+    }
+
+    /// Runs `busctl --system arguments…` on this bus to its end (at most `timeout` seconds) and returns its exit
+    /// status and output (stdout and stderr together).
+    public func busctl(_ arguments: [String], timeout: Double = 10) async throws -> (status: Int32, output: String) {
+        let child = try start("/usr/bin/busctl", ["--system"] + arguments)
+        let deadline = Date().addingTimeInterval(timeout)
+        while child.process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        if child.process.isRunning {
+            child.stop()
+            throw TestbedError("busctl \(arguments.joined(separator: " ")) did not end within \(timeout) s")
+        }
+        child.process.waitUntilExit()
+        try await Task.sleep(for: .milliseconds(20))  // the output handler's last read
+        return (child.process.terminationStatus, child.text)
+    }
+
+    /// Stops the bus and removes its configuration.
+    public func stop() {
+        daemon.stop()
+        try? FileManager.default.removeItem(at: configurationFile)
+    }
+}
+
+/// iio-sensor-proxy and `monitor-sensor --accel` on a ``PrivateSystemBus``, started inside the current testbed
+/// (children inherit the umockdev preload).
+public final class IioSensorProxySession: @unchecked Sendable {
+    /// `true` when iio-sensor-proxy, monitor-sensor and dbus-daemon are installed and the process is root.
+    public static var isAvailable: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/sbin/iio-sensor-proxy")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/monitor-sensor")
+            && PrivateSystemBus.isAvailable && getuid() == 0
+    }
+
+    public let bus: PrivateSystemBus
     /// iio-sensor-proxy, verbose (`-v`, `G_MESSAGES_DEBUG=all`): its log shows the values it read and used.
     public let proxy: ChildProcess
     /// `monitor-sensor --accel`: prints `Accelerometer orientation changed: …` and `Tilt changed: …`.
     public let monitor: ChildProcess
-    private let configurationFile: URL
 
     /// Starts the bus, the proxy and the monitor; throws when the bus does not start within 5 s.
     public init() async throws {
-        configurationFile = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "swift-motion-bus-\(getpid())-\(UUID().uuidString).conf")
-        try Self.busConfiguration.write(to: configurationFile, atomically: true, encoding: .utf8)
-        var environment = ProcessInfo.processInfo.environment
-        bus = try ChildProcess(
-            "/usr/bin/dbus-daemon", ["--config-file=\(configurationFile.path)", "--nofork", "--print-address=1"],
-            environment: environment)
-        guard try await bus.wait(timeout: 5, until: { $0.contains("unix:") }) else {
-            bus.stop()
-            throw TestbedError("dbus-daemon did not start: \(bus.text)")
-        }
-        let address = bus.text.split(separator: "\n").first { $0.hasPrefix("unix:") }.map(String.init) ?? ""
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
-        environment["G_MESSAGES_DEBUG"] = "all"
-        proxy = try ChildProcess("/usr/sbin/iio-sensor-proxy", ["-v"], environment: environment)
-        monitor = try ChildProcess("/usr/bin/monitor-sensor", ["--accel"], environment: environment)
+        bus = try await PrivateSystemBus()
+        proxy = try bus.start("/usr/sbin/iio-sensor-proxy", ["-v"], extra: ["G_MESSAGES_DEBUG": "all"])
+        monitor = try bus.start("/usr/bin/monitor-sensor", ["--accel"])
     }
 
     /// Stops the three processes and removes the bus configuration.
@@ -104,12 +165,17 @@ public final class IioSensorProxySession: @unchecked Sendable {
         monitor.stop()
         proxy.stop()
         bus.stop()
-        try? FileManager.default.removeItem(at: configurationFile)
     }
 
     /// The orientations monitor-sensor has printed, in order (`normal`, `left-up`, …).
-    public var reportedOrientations: [String] {
-        monitor.text.split(separator: "\n").compactMap { line in
+    public var reportedOrientations: [String] { MonitorSensor.orientations(in: monitor.text) }
+}
+
+/// What `monitor-sensor` prints.
+public enum MonitorSensor {
+    /// The orientations in `output`, in order (`normal`, `left-up`, …).
+    public static func orientations(in output: String) -> [String] {
+        output.split(separator: "\n").compactMap { line in
             line.range(of: "Accelerometer orientation changed: ").map { String(line[$0.upperBound...]) }
         }
     }

@@ -63,6 +63,17 @@ extension Prerequisite {
         help: "install iio-sensor-proxy and dbus (.ci/run does) and run the tests as root"
     ) { IioSensorProxySession.isAvailable }
 
+    /// dbus-daemon and the D-Bus clients the service's tests use: monitor-sensor, busctl and gdbus.
+    public static let dbusClients = Prerequisite(
+        "dbus-daemon, monitor-sensor, busctl and gdbus",
+        help: "install dbus-daemon, iio-sensor-proxy, systemd and libglib2.0-bin (.ci/run does)"
+    ) {
+        let tools: [String] = ["/usr/bin/dbus-daemon", "/usr/bin/monitor-sensor", "/usr/bin/busctl", "/usr/bin/gdbus"]
+        return tools.allSatisfy {
+            access($0, X_OK) == 0
+        }
+    }
+
     /// The process runs as root.
     public static let root = Prerequisite("root", help: "run the tests as root (CI does)") { getuid() == 0 }
 

@@ -1,0 +1,383 @@
+internal import CSystemd
+package import MotionCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A connection to a D-Bus bus through sd-bus, served by a ``DBusEventLoop``: objects with their interfaces,
+/// a well-known name, signals (broadcast or to one peer) and watches on peers that may leave.
+///
+/// Create it, and use it, only on its loop's thread (sd-bus is not thread-safe); hold it in a ``LoopBound``
+/// to reach it from elsewhere.
+package final class DBusConnection {
+    /// The loop that serves the connection.
+    package let loop: DBusEventLoop
+    let bus: OpaquePointer
+    private var objects: [ObjectRegistration] = []
+    private var nameLostSlot: OpaquePointer?
+    private var nameLostBox: Unmanaged<ClosureBox>?
+
+    /// Connects to the system bus: `DBUS_SYSTEM_BUS_ADDRESS` when set, else `/run/dbus/system_bus_socket`
+    /// (`sd_bus_open_system`). The loop ends if the bus goes away.
+    /// Throws `ioFailure` naming the address when the bus cannot be reached.
+    package static func system(on loop: DBusEventLoop) throws(MotionError) -> DBusConnection {
+        loop.preconditionInEventLoop()
+        var bus: OpaquePointer?
+        let status = sd_bus_open_system(&bus)
+        guard status >= 0, let bus else {
+            let address = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }
+                ?? "unix:path=/run/dbus/system_bus_socket"
+            throw MotionError(
+                .ioFailure,
+                "cannot connect to the D-Bus system bus at \(address): is dbus-daemon running? "
+                    + "(DBUS_SYSTEM_BUS_ADDRESS selects another bus)",
+                underlying: SystemErrno(-status))
+        }
+        return try DBusConnection(bus: bus, loop: loop)
+    }
+
+    private init(bus: OpaquePointer, loop: DBusEventLoop) throws(MotionError) {
+        self.bus = bus
+        self.loop = loop
+        let status = sd_bus_attach_event(bus, loop.context.event, 0)
+        guard status >= 0 else {
+            sd_bus_flush_close_unref(bus)
+            throw MotionError(.ioFailure, "cannot attach the bus to its event loop", underlying: SystemErrno(-status))
+        }
+        sd_bus_set_exit_on_disconnect(bus, 1)
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Flushes what is queued, leaves the bus (names are released) and frees every object.
+    package func close() {
+        guard !closed else { return }
+        closed = true
+        if let slot = nameLostSlot { sd_bus_slot_unref(slot) }
+        nameLostBox?.release()
+        nameLostBox = nil
+        sd_bus_flush_close_unref(bus)
+        objects.removeAll()
+    }
+    private var closed = false
+
+    /// This connection's unique name, such as `:1.42`.
+    package var uniqueName: String {
+        var name: UnsafePointer<CChar>? = nil
+        guard sd_bus_get_unique_name(bus, &name) >= 0, let name else { return "" }
+        return String(cString: name)
+    }
+
+    /// Takes the well-known `name` (call after adding the objects, so that no client sees the name without
+    /// them). `replaceExisting` takes it from an owner that allows replacement (`--replace`);
+    /// `allowReplacement` lets a later owner take it from us, after which `onLost` runs.
+    /// Throws `permissionDenied` when the bus policy refuses, `unsupported` when another process owns it.
+    package func requestName(
+        _ name: String, replaceExisting: Bool = false, allowReplacement: Bool = false,
+        onLost: @escaping () -> Void = {}
+    ) throws(MotionError) {
+        if nameLostBox == nil {
+            let box = Unmanaged.passRetained(ClosureBox { [weak self] message in
+                guard let self, let message else { return }
+                let values = (try? Message.readAll(message)) ?? []
+                if values.first?.stringValue == name, self.lostNames.insert(name).inserted { onLost() }
+            })
+            var slot: OpaquePointer?
+            let status = sd_bus_match_signal(
+                bus, &slot, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameLost",
+                { message, userdata, _ in
+                    Unmanaged<ClosureBox>.fromOpaque(userdata!).takeUnretainedValue().body(message)
+                    return 0
+                }, box.toOpaque())
+            if status < 0 {
+                box.release()
+            } else {
+                nameLostBox = box
+                nameLostSlot = slot
+            }
+        }
+        var flags: UInt64 = 0
+        if replaceExisting { flags |= UInt64(swift_motion_name_replace_existing()) }
+        if allowReplacement { flags |= UInt64(swift_motion_name_allow_replacement()) }
+        let status = sd_bus_request_name(bus, name, flags)
+        if status >= 0 { return }
+        switch -status {
+        case EEXIST, EALREADY:
+            throw MotionError(
+                .unsupported,
+                "the bus name \(name) is owned by another process; stop it, or take the name over with --replace "
+                    + "if that owner allows replacement", underlying: SystemErrno(-status))
+        case EACCES, EPERM:
+            throw MotionError(
+                .permissionDenied,
+                "the bus policy does not allow this user to own \(name): install its D-Bus policy file "
+                    + "(Docs/Service.md) or run as the service's user", underlying: SystemErrno(-status))
+        default:
+            throw MotionError(.ioFailure, "cannot take the bus name \(name)", underlying: SystemErrno(-status))
+        }
+    }
+    private var lostNames: Set<String> = []
+
+    /// Serves `interface` at `path`: `method` handles its calls (reply with ``DBusMethodCall/reply(_:)``, now or
+    /// later on the loop, or throw ``DBusErrorReply``), `property` gives a property's current value by name.
+    /// Unknown methods and properties are answered by sd-bus (`UnknownMethod`, `UnknownProperty`).
+    package func addObject(
+        path: String, interface: DBusInterface,
+        method: @escaping (DBusMethodCall) throws(DBusErrorReply) -> Void,
+        property: @escaping (String) -> DBusValue
+    ) throws(MotionError) {
+        let registration = ObjectRegistration(interface: interface, method: method, property: property)
+        var slot: OpaquePointer?
+        let status = sd_bus_add_object_vtable(
+            bus, &slot, path, interface.name, registration.vtable,
+            Unmanaged.passUnretained(registration).toOpaque())
+        guard status >= 0 else {
+            throw MotionError(
+                .invalidArgument, "cannot serve \(interface.name) at \(path)", underlying: SystemErrno(-status))
+        }
+        registration.slot = slot
+        objects.append(registration)
+    }
+
+    /// Sends a signal; to `destination` only (a unique name) or, when `nil`, to every matching listener.
+    package func emitSignal(
+        path: String, interface: String, member: String, arguments: [DBusValue], destination: String? = nil
+    ) throws(MotionError) {
+        var message: OpaquePointer?
+        var status = sd_bus_message_new_signal(bus, &message, path, interface, member)
+        defer { sd_bus_message_unref(message) }
+        if status >= 0, let destination { status = sd_bus_message_set_destination(message, destination) }
+        if status >= 0 { status = Message.append(arguments, to: message) }
+        if status >= 0 { status = sd_bus_send(bus, message, nil) }
+        if status < 0 {
+            throw MotionError(
+                .ioFailure, "cannot send \(interface).\(member) from \(path)", underlying: SystemErrno(-status))
+        }
+    }
+
+    /// Sends `org.freedesktop.DBus.Properties.PropertiesChanged` for `interface` at `path` with the new values
+    /// of `changed`; to `destination` only, or to every listener when `nil`.
+    package func emitPropertiesChanged(
+        path: String, interface: String, changed: [(String, DBusValue)], destination: String? = nil
+    ) throws(MotionError) {
+        try emitSignal(
+            path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            arguments: [.string(interface), .properties(changed), .strings([])], destination: destination)
+    }
+
+    /// Runs `onVanish` once when the peer `uniqueName` leaves the bus (`sd_bus_track`). The watch lasts while
+    /// the returned value is kept.
+    package func watchPeer(_ uniqueName: String, onVanish: @escaping () -> Void) throws(MotionError) -> DBusPeerWatch {
+        let box = Unmanaged.passRetained(ClosureBox { _ in onVanish() })
+        var track: OpaquePointer?
+        var status = sd_bus_track_new(bus, &track, { _, userdata in
+            Unmanaged<ClosureBox>.fromOpaque(userdata!).takeUnretainedValue().body(nil)
+            return 0
+        }, box.toOpaque())
+        if status >= 0 { status = sd_bus_track_add_name(track, uniqueName) }
+        guard status >= 0, let track else {
+            sd_bus_track_unref(track)
+            box.release()
+            throw MotionError(.ioFailure, "cannot watch the bus peer \(uniqueName)", underlying: SystemErrno(-status))
+        }
+        return DBusPeerWatch(track: track, box: box)
+    }
+}
+
+/// A watch on a peer (``DBusConnection/watchPeer(_:onVanish:)``): dropping it ends the watch.
+package final class DBusPeerWatch {
+    private let track: OpaquePointer
+    private let box: Unmanaged<ClosureBox>
+
+    init(track: OpaquePointer, box: Unmanaged<ClosureBox>) {
+        self.track = track
+        self.box = box
+    }
+
+    deinit {
+        sd_bus_track_set_userdata(track, nil)
+        sd_bus_track_unref(track)
+        box.release()
+    }
+}
+
+/// A method call being handled: its sender, target and arguments, and the one reply it gets.
+///
+/// Reply exactly once, with ``reply(_:)`` or ``fail(_:)``, on the loop's thread, now or later (a claim that
+/// waits for a first reading). A call dropped without a reply is answered `org.freedesktop.DBus.Error.Failed`,
+/// so no client waits for ever.
+package final class DBusMethodCall {
+    let message: OpaquePointer
+    /// The caller's unique name, such as `:1.7`.
+    package let sender: String
+    /// The method's name.
+    package let member: String
+    /// The interface called.
+    package let interface: String
+    /// The object path called.
+    package let path: String
+    /// The arguments, in order.
+    package let arguments: [DBusValue]
+    /// `true` once a reply (or error) has been sent.
+    package private(set) var isAnswered = false
+
+    init(message: OpaquePointer) throws(SystemErrno) {
+        self.message = sd_bus_message_ref(message)
+        func text(_ value: UnsafePointer<CChar>?) -> String { value.map { String(cString: $0) } ?? "" }
+        sender = text(sd_bus_message_get_sender(message))
+        member = text(sd_bus_message_get_member(message))
+        interface = text(sd_bus_message_get_interface(message))
+        path = text(sd_bus_message_get_path(message))
+        do {
+            arguments = try Message.readAll(message)
+        } catch {
+            sd_bus_message_unref(message)
+            throw error
+        }
+    }
+
+    deinit {
+        if !isAnswered { fail(.failed("\(interface).\(member) was not answered (a service bug)")) }
+        sd_bus_message_unref(message)
+    }
+
+    /// Sends the method's return values.
+    package func reply(_ values: [DBusValue] = []) {
+        guard !isAnswered else { return }
+        isAnswered = true
+        var reply: OpaquePointer?
+        var status = sd_bus_message_new_method_return(message, &reply)
+        if status >= 0 { status = Message.append(values, to: reply) }
+        if status >= 0 { _ = sd_bus_send(nil, reply, nil) }
+        sd_bus_message_unref(reply)
+        if status < 0 { sendError(.failed("cannot build the reply of \(member): \(SystemErrno(-status))")) }
+    }
+
+    /// Sends an error reply.
+    package func fail(_ error: DBusErrorReply) {
+        guard !isAnswered else { return }
+        isAnswered = true
+        sendError(error)
+    }
+
+    private func sendError(_ error: DBusErrorReply) {
+        var busError = swift_motion_error_null()
+        _ = sd_bus_error_set(&busError, error.name, error.message)
+        _ = sd_bus_reply_method_error(message, &busError)
+        sd_bus_error_free(&busError)
+    }
+
+    /// The caller's effective user ID, from the bus (`sd_bus_query_sender_creds`); `nil` when the bus does not
+    /// say.
+    package var senderUserID: UInt32? {
+        var creds: OpaquePointer?
+        let mask = swift_motion_creds_euid() | swift_motion_creds_augment()
+        guard sd_bus_query_sender_creds(message, mask, &creds) >= 0 else { return nil }
+        defer { sd_bus_creds_unref(creds) }
+        var uid: uid_t = 0
+        guard sd_bus_creds_get_euid(creds, &uid) >= 0 else { return nil }
+        return uid
+    }
+}
+
+/// A closure that C callbacks reach through their `userdata`.
+final class ClosureBox {
+    let body: (OpaquePointer?) -> Void
+    init(_ body: @escaping (OpaquePointer?) -> Void) { self.body = body }
+}
+
+/// One object's interface: its vtable (with the strings it points to) and its handlers, kept alive as long as
+/// the registration (sd-bus reads the vtable for the slot's life).
+final class ObjectRegistration {
+    let method: (DBusMethodCall) throws(DBusErrorReply) -> Void
+    let property: (String) -> DBusValue
+    let vtable: UnsafeMutablePointer<sd_bus_vtable>
+    private let count: Int
+    private var strings: [UnsafeMutablePointer<CChar>] = []
+    var slot: OpaquePointer?
+
+    init(
+        interface: DBusInterface, method: @escaping (DBusMethodCall) throws(DBusErrorReply) -> Void,
+        property: @escaping (String) -> DBusValue
+    ) {
+        self.method = method
+        self.property = property
+        count = interface.methods.count + interface.properties.count + interface.signals.count + 2
+        vtable = .allocate(capacity: count)
+        vtable.initialize(repeating: sd_bus_vtable(), count: count)
+        var index = 0
+        func add(_ entry: sd_bus_vtable) {
+            vtable[index] = entry
+            index += 1
+        }
+        add(swift_motion_vtable_start(0))
+        for entry in interface.methods {
+            add(swift_motion_vtable_method(
+                keep(entry.name), keep(entry.inputs.map(\.signature).joined()),
+                keep(entry.outputs.map(\.signature).joined()), keepNames((entry.inputs + entry.outputs).map(\.name)),
+                { message, userdata, error in
+                    let registration = Unmanaged<ObjectRegistration>.fromOpaque(userdata!).takeUnretainedValue()
+                    return registration.handle(message, error)
+                }, swift_motion_vtable_unprivileged()))
+        }
+        for entry in interface.properties {
+            add(swift_motion_vtable_property(
+                keep(entry.name), keep(entry.signature),
+                { _, _, _, name, reply, userdata, _ in
+                    let registration = Unmanaged<ObjectRegistration>.fromOpaque(userdata!).takeUnretainedValue()
+                    let value = registration.property(name.map { String(cString: $0) } ?? "")
+                    return Message.append(value, to: reply)
+                }, entry.emitsChange ? swift_motion_vtable_emits_change() : 0))
+        }
+        for entry in interface.signals {
+            add(swift_motion_vtable_signal(
+                keep(entry.name), keep(entry.arguments.map(\.signature).joined()),
+                keepNames(entry.arguments.map(\.name)), 0))
+        }
+        add(swift_motion_vtable_end())
+    }
+
+    deinit {
+        if let slot { sd_bus_slot_unref(slot) }
+        vtable.deinitialize(count: count)
+        vtable.deallocate()
+        strings.forEach { free($0) }
+    }
+
+    private func keep(_ text: String) -> UnsafeMutablePointer<CChar> {
+        let copy = strdup(text)!
+        strings.append(copy)
+        return copy
+    }
+
+    /// Names for a method's or signal's arguments: each followed by a NUL byte, as `SD_BUS_PARAM` builds them.
+    private func keepNames(_ names: [String]) -> UnsafeMutablePointer<CChar> {
+        var bytes: [UInt8] = []
+        for name in names { bytes += Array(name.utf8) + [0] }
+        bytes.append(0)
+        let copy = malloc(bytes.count)!.assumingMemoryBound(to: CChar.self)
+        for (offset, byte) in bytes.enumerated() { copy[offset] = CChar(bitPattern: byte) }
+        strings.append(copy)
+        return copy
+    }
+
+    private func handle(_ message: OpaquePointer?, _ error: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
+        guard let message else { return -EINVAL }
+        let call: DBusMethodCall
+        do {
+            call = try DBusMethodCall(message: message)
+        } catch let failure {
+            return sd_bus_error_set(
+                error, "org.freedesktop.DBus.Error.InvalidArgs", "the call's arguments cannot be read: \(failure)")
+        }
+        do {
+            try method(call)
+        } catch let reply {
+            call.fail(reply)
+        }
+        return 1
+    }
+}

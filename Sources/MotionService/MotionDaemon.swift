@@ -1,0 +1,115 @@
+import Motion
+package import MotionCore
+import MotionAlgorithms
+import MotionDBus
+import MotionIIO
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `motiond` serves and from where.
+package struct ServiceConfiguration: Sendable {
+    /// The devices: `auto` (one per sensor) or a device's name, label, id, sysfs path or `/dev` node.
+    package var device: String
+    /// Also use accelerometers in the base of a convertible.
+    package var includeBase: Bool
+    /// The rules of `AccelerometerOrientation` and `AccelerometerTilt`.
+    package var orientationRules: OrientationRules
+    /// The folder of the saved calibration (`calibration.json`), or `nil` to neither load nor save one. systemd
+    /// passes `$STATE_DIRECTORY` (`/var/lib/motiond`).
+    package var stateDirectory: String?
+    /// Take the bus name from a running owner that allows replacement (iio-sensor-proxy does).
+    package var replace: Bool
+    /// How long a first `Claim…` waits for the sensor's first value before it fails, in seconds.
+    package var claimTimeout: Double
+
+    package init(
+        device: String = "auto", includeBase: Bool = false, orientationRules: OrientationRules = .swiftMotion,
+        stateDirectory: String? = nil, replace: Bool = false, claimTimeout: Double = 10
+    ) {
+        self.device = device
+        self.includeBase = includeBase
+        self.orientationRules = orientationRules
+        self.stateDirectory = stateDirectory
+        self.replace = replace
+        self.claimTimeout = claimTimeout
+    }
+
+    /// The calibration file in ``stateDirectory``.
+    package var calibrationPath: String? { stateDirectory.map { $0 + "/calibration.json" } }
+}
+
+/// The motion service: one `MotionManager` over the devices, served on the D-Bus system bus as
+/// `net.hadess.SensorProxy` (`Docs/Service.md`).
+package enum MotionDaemon {
+    /// The signals that stop the service cleanly. Block them (`blockStopSignals()`) first thing in `main`.
+    package static let stopSignals: [Int32] = [SIGTERM, SIGINT, SIGHUP]
+
+    /// Blocks ``stopSignals`` in this thread and every thread created later, so that only the service's loop
+    /// takes them; call before anything starts a thread.
+    package static func blockStopSignals() { DBusEventLoop.blockSignals(stopSignals) }
+
+    /// Runs until `SIGTERM`, `SIGINT` or `SIGHUP`, until another process takes the bus name, or until the bus
+    /// goes away; then stops the devices, saves the calibration and returns. `log` gets one line per event.
+    /// Throws when the service cannot start (no bus, name owned, no permission) or cannot save its state.
+    package static func run(
+        _ configuration: ServiceConfiguration, log: @escaping @Sendable (String) -> Void
+    ) async throws(MotionError) {
+        var calibration: DeviceMotionFilter.State? = nil
+        if let path = configuration.calibrationPath {
+            do {
+                calibration = try CalibrationFile.load(from: path)
+                if calibration != nil { log("calibration restored from \(path)") }
+            } catch {
+                log("ignoring the saved calibration: \(error)")
+            }
+        }
+        var motion = MotionConfiguration()
+        motion.calibration = calibration
+        let source = MotionSource.device(
+            configuration.device, configuration: DeviceSourceConfiguration(includeBase: configuration.includeBase),
+            events: { event in log(event.description) })
+        let manager = try MotionManager(source: source, configuration: motion)
+
+        let loop = try DBusEventLoop()
+        let stopping = LockedState(false)
+        let service = try await loop.submit { () throws(MotionError) -> LoopBound<SensorProxyService> in
+            let connection = try DBusConnection.system(on: loop)
+            let service = SensorProxyService(
+                connection: connection, manager: manager, rules: configuration.orientationRules,
+                claimTimeout: configuration.claimTimeout, log: log)
+            try service.register()
+            try connection.requestName(
+                SensorProxyInterface.busName, replaceExisting: configuration.replace, allowReplacement: true,
+                onLost: {
+                    log("another process took \(SensorProxyInterface.busName): stopping")
+                    stopping.withLock { $0 = true }
+                    loop.stop()
+                })
+            service.announce()
+            log(
+                "serving \(SensorProxyInterface.busName) as \(connection.uniqueName): accelerometer "
+                    + "\(service.hasAccelerometer ? "present" : "absent"), compass "
+                    + "\(service.hasCompass ? "present" : "absent"), orientation rules "
+                    + configuration.orientationRules.rawValue)
+            return LoopBound(service, loop: loop)
+        }
+        try loop.handleSignals(stopSignals) { signal in
+            log("signal \(signal): stopping")
+            stopping.withLock { $0 = true }
+            loop.execute {
+                service.value.shutdown()
+                service.value.connection.close()
+                loop.stop()
+            }
+        }
+        await loop.wait()
+        if !stopping.withLock({ $0 }) { log("the D-Bus connection was lost: stopping") }
+        await manager.stopAllUpdates()
+        if let path = configuration.calibrationPath, let state = manager.calibration {
+            try CalibrationFile.save(state, to: path)
+            log("calibration saved to \(path)")
+        }
+    }
+}

@@ -1,0 +1,307 @@
+import Motion
+import MotionAlgorithms
+import MotionCore
+import MotionDBus
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Which rules give `AccelerometerOrientation` and `AccelerometerTilt`.
+package enum OrientationRules: String, Sendable, CaseIterable {
+    /// swift-motion's classifier (`OrientationClassifier`): a low-pass, a dead zone between orientations, an
+    /// acceleration gate and a settle time, so that a carried or shaken device does not flap.
+    case swiftMotion = "swift-motion"
+    /// iio-sensor-proxy's exact rules (`IIOSensorProxyReference`) on the last reading every 0.7 s, as its
+    /// drivers poll: no debounce, and its tilt sign (face-up for a device lying screen down, systemd#40119).
+    case iioSensorProxy = "iio-sensor-proxy"
+}
+
+/// The sensors of iio-sensor-proxy's API, each claimed and released on its own.
+enum ProxySensor: String, CaseIterable, Sendable {
+    case accelerometer = "Accelerometer"
+    case light = "Light"
+    case proximity = "Proximity"
+    case compass = "Compass"
+}
+
+/// `net.hadess.SensorProxy` served from one `MotionManager`, on the D-Bus loop's thread.
+///
+/// Semantics as iio-sensor-proxy 3.6+: a client claims a sensor (`Claim…`), and gets `PropertiesChanged`, sent
+/// to it alone, with the properties of the sensors it claimed; a first `Claim` starts the sensor and its reply
+/// waits for the first value (at most ``claimTimeout``); a repeated `Claim` is a no-op; the last `Release` (or
+/// the last claimer leaving the bus) stops the sensor, so the device is off while nobody listens. Claims are
+/// accepted for a sensor that does not exist (light and proximity here). Unlike iio-sensor-proxy, a `Release`
+/// without a `Claim` is an error (``SensorProxyInterface/notClaimedError``), so a client's bug shows.
+final class SensorProxyService {
+    let connection: DBusConnection
+    let manager: MotionManager
+    let rules: OrientationRules
+    let claimTimeout: Double
+    let log: @Sendable (String) -> Void
+
+    private(set) var hasAccelerometer: Bool
+    private(set) var hasCompass: Bool
+    private(set) var orientation = IIOSensorProxyOrientation.undefined
+    private(set) var tilt = IIOSensorProxyTilt.undefined
+    /// Degrees clockwise from magnetic north; −1 unknown.
+    private(set) var heading = -1.0
+
+    private var claims: [ProxySensor: [String: DBusPeerWatch]] = [:]
+    private var pending: [ProxySensor: [DBusMethodCall]] = [:]
+    private var hasValue: Set<ProxySensor> = []
+    private var feeds: [ProxySensor: Task<Void, Never>] = [:]
+    private var generation = 0
+
+    init(
+        connection: DBusConnection, manager: MotionManager, rules: OrientationRules, claimTimeout: Double,
+        log: @escaping @Sendable (String) -> Void
+    ) {
+        self.connection = connection
+        self.manager = manager
+        self.rules = rules
+        self.claimTimeout = claimTimeout
+        self.log = log
+        hasAccelerometer = manager.isAccelerometerAvailable
+        hasCompass = manager.availableAttitudeReferenceFrames.contains(.xMagneticNorthZVertical)
+    }
+
+    /// Serves both objects.
+    func register() throws(MotionError) {
+        try connection.addObject(
+            path: SensorProxyInterface.path, interface: SensorProxyInterface.main,
+            method: { [unowned self] call throws(DBusErrorReply) in try self.handle(call) },
+            property: { [unowned self] name in self.mainProperty(name) })
+        try connection.addObject(
+            path: SensorProxyInterface.compassPath, interface: SensorProxyInterface.compass,
+            method: { [unowned self] call throws(DBusErrorReply) in try self.handle(call) },
+            property: { [unowned self] name in self.compassProperty(name) })
+    }
+
+    /// Announces `HasAccelerometer` and `HasCompass` to every listener, as iio-sensor-proxy does at start.
+    func announce() {
+        try? connection.emitPropertiesChanged(
+            path: SensorProxyInterface.path, interface: SensorProxyInterface.busName,
+            changed: [("HasAccelerometer", .boolean(hasAccelerometer))])
+        try? connection.emitPropertiesChanged(
+            path: SensorProxyInterface.compassPath, interface: SensorProxyInterface.compassInterfaceName,
+            changed: [("HasCompass", .boolean(hasCompass))])
+    }
+
+    func mainProperty(_ name: String) -> DBusValue {
+        switch name {
+        case "HasAccelerometer": .boolean(hasAccelerometer)
+        case "AccelerometerOrientation": .string(orientation.rawValue)
+        case "AccelerometerTilt": .string(tilt.rawValue)
+        case "HasAmbientLight", "HasProximity", "ProximityNear": .boolean(false)
+        case "LightLevelUnit": .string("lux")
+        case "LightLevel": .double(0)
+        default: .boolean(false)
+        }
+    }
+
+    func compassProperty(_ name: String) -> DBusValue {
+        name == "HasCompass" ? .boolean(hasCompass) : .double(heading)
+    }
+
+    // MARK: Claims
+
+    func handle(_ call: DBusMethodCall) throws(DBusErrorReply) {
+        let claim = call.member.hasPrefix("Claim")
+        guard let sensor = ProxySensor(rawValue: String(call.member.dropFirst(claim ? 5 : 7))) else {
+            throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownMethod", "unknown method \(call.member)")
+        }
+        if claim {
+            try self.claim(sensor, call)
+        } else {
+            try release(sensor, by: call.sender)
+            call.reply()
+        }
+    }
+
+    private func claim(_ sensor: ProxySensor, _ call: DBusMethodCall) throws(DBusErrorReply) {
+        let client = call.sender
+        if claims[sensor]?[client] == nil {
+            let watch: DBusPeerWatch
+            do {
+                watch = try connection.watchPeer(client) { [weak self] in self?.clientLeft(client) }
+            } catch {
+                throw .failed("cannot follow the client \(client) on the bus: \(error.message)")
+            }
+            let first = claims[sensor, default: [:]].isEmpty
+            claims[sensor, default: [:]][client] = watch
+            log("\(client) claimed the \(sensor.rawValue.lowercased())")
+            if first { start(sensor) }
+        }
+        if isRunning(sensor) && !hasValue.contains(sensor) {
+            pending[sensor, default: []].append(call)
+        } else {
+            call.reply()
+        }
+    }
+
+    private func release(_ sensor: ProxySensor, by client: String) throws(DBusErrorReply) {
+        guard claims[sensor]?.removeValue(forKey: client) != nil else {
+            throw DBusErrorReply(
+                SensorProxyInterface.notClaimedError,
+                "Release\(sensor.rawValue) without Claim\(sensor.rawValue): \(client) has not claimed the "
+                    + "\(sensor.rawValue.lowercased())")
+        }
+        log("\(client) released the \(sensor.rawValue.lowercased())")
+        stopIfUnclaimed(sensor)
+    }
+
+    private func clientLeft(_ client: String) {
+        for sensor in ProxySensor.allCases where claims[sensor]?.removeValue(forKey: client) != nil {
+            log("\(client) left the bus: its \(sensor.rawValue.lowercased()) claim is released")
+            pending[sensor]?.removeAll { $0.sender == client }
+            stopIfUnclaimed(sensor)
+        }
+    }
+
+    /// The sensors that run while claimed: the accelerometer, and the compass where there is one.
+    private func isRunning(_ sensor: ProxySensor) -> Bool { feeds[sensor] != nil }
+
+    private func stopIfUnclaimed(_ sensor: ProxySensor) {
+        guard claims[sensor, default: [:]].isEmpty, let feed = feeds.removeValue(forKey: sensor) else { return }
+        feed.cancel()
+        hasValue.remove(sensor)
+        answerPending(sensor, with: .init(SensorProxyInterface.noReadingError, "the claim was released"))
+        log("the \(sensor.rawValue.lowercased()) stopped: no client claims it")
+    }
+
+    private func answerPending(_ sensor: ProxySensor, with error: DBusErrorReply?) {
+        let calls = pending.removeValue(forKey: sensor) ?? []
+        for call in calls {
+            if let error { call.fail(error) } else { call.reply() }
+        }
+    }
+
+    // MARK: Feeds (off the loop: a task per running sensor; values come back through the loop)
+
+    private func start(_ sensor: ProxySensor) {
+        let bound = LoopBound(self, loop: connection.loop)
+        switch sensor {
+        case .accelerometer where hasAccelerometer:
+            feeds[sensor] = rules == .swiftMotion
+                ? Self.feed(manager.deviceOrientationChanges(), into: bound, sensor) { service, change in
+                    service.update(orientation: change.iioSensorProxyOrientation, tilt: change.tilt)
+                }
+                : Self.feed(manager.accelerometerUpdates(interval: 0.7), into: bound, sensor) { service, data in
+                    let reading = data.acceleration.vector * 9.81
+                    service.update(
+                        orientation: IIOSensorProxyReference.orientation(
+                            reading: reading, previous: service.orientation),
+                        tilt: IIOSensorProxyReference.tilt(reading: reading))
+                }
+        case .compass where hasCompass:
+            feeds[sensor] = Self.feed(
+                manager.deviceMotionUpdates(using: .xMagneticNorthZVertical, interval: 0.1), into: bound, sensor
+            ) { service, motion in
+                service.update(heading: motion.heading)
+            }
+        default:
+            return
+        }
+        scheduleClaimTimeout(sensor, bound: bound)
+    }
+
+    private static func feed<Updates: AsyncSequence & Sendable>(
+        _ updates: Updates, into bound: LoopBound<SensorProxyService>, _ sensor: ProxySensor,
+        _ apply: @escaping @Sendable (SensorProxyService, Updates.Element) -> Void
+    ) -> Task<Void, Never> where Updates.Element: Sendable, Updates.Failure == MotionError {
+        Task {
+            do throws(MotionError) {
+                for try await value in updates {
+                    bound.loop.execute { apply(bound.value, value) }
+                }
+            } catch {
+                bound.loop.execute { bound.value.feedFailed(sensor, error) }
+            }
+        }
+    }
+
+    private func scheduleClaimTimeout(_ sensor: ProxySensor, bound: LoopBound<SensorProxyService>) {
+        generation += 1
+        let generation = generation
+        let timeout = claimTimeout
+        Task {
+            try? await Task.sleep(for: .seconds(timeout))
+            bound.loop.execute {
+                let service = bound.value
+                guard service.generation == generation, service.pending[sensor]?.isEmpty == false else { return }
+                service.log("the \(sensor.rawValue.lowercased()) gave no reading within \(timeout) s")
+                service.answerPending(
+                    sensor,
+                    with: .init(
+                        SensorProxyInterface.noReadingError,
+                        "the \(sensor.rawValue.lowercased()) gave no reading within \(timeout) s: see the "
+                            + "service's log (journalctl -u motiond)"))
+            }
+        }
+    }
+
+    private func feedFailed(_ sensor: ProxySensor, _ error: MotionError) {
+        guard feeds[sensor] != nil else { return }
+        log("the \(sensor.rawValue.lowercased()) failed: \(error)")
+        feeds[sensor] = nil
+        hasValue.remove(sensor)
+        answerPending(sensor, with: .init(SensorProxyInterface.noReadingError, "the sensor failed: \(error.message)"))
+    }
+
+    // MARK: Values
+
+    private func update(orientation newOrientation: IIOSensorProxyOrientation, tilt newTilt: IIOSensorProxyTilt) {
+        guard feeds[.accelerometer] != nil else { return }
+        var changed: [(String, DBusValue)] = []
+        if newOrientation != orientation {
+            orientation = newOrientation
+            changed.append(("AccelerometerOrientation", .string(orientation.rawValue)))
+        }
+        if newTilt != tilt {
+            tilt = newTilt
+            changed.append(("AccelerometerTilt", .string(tilt.rawValue)))
+        }
+        if !changed.isEmpty { log("orientation \(orientation.rawValue), tilt \(tilt.rawValue)") }
+        firstValue(.accelerometer)
+        notify(.accelerometer, path: SensorProxyInterface.path, SensorProxyInterface.busName, changed)
+    }
+
+    private func update(heading newHeading: Double) {
+        guard feeds[.compass] != nil else { return }
+        // CompassHeading changes are sent when the heading moves by 0.1° or more (or becomes known or unknown).
+        let known = newHeading >= 0
+        let moved = known != (heading >= 0) || abs(newHeading - heading) >= 0.1
+        if moved { heading = newHeading }
+        firstValue(.compass)
+        notify(
+            .compass, path: SensorProxyInterface.compassPath, SensorProxyInterface.compassInterfaceName,
+            moved ? [("CompassHeading", .double(heading))] : [])
+    }
+
+    private func firstValue(_ sensor: ProxySensor) {
+        if hasValue.insert(sensor).inserted { answerPending(sensor, with: nil) }
+    }
+
+    /// Sends `changed` to each client that claimed `sensor`, and to no one else.
+    private func notify(_ sensor: ProxySensor, path: String, _ interface: String, _ changed: [(String, DBusValue)]) {
+        guard !changed.isEmpty else { return }
+        for client in claims[sensor, default: [:]].keys {
+            do {
+                try connection.emitPropertiesChanged(
+                    path: path, interface: interface, changed: changed, destination: client)
+            } catch {
+                log("cannot notify \(client): \(error)")
+            }
+        }
+    }
+
+    /// Stops every sensor and answers every waiting claim: the service is stopping.
+    func shutdown() {
+        for sensor in ProxySensor.allCases {
+            feeds.removeValue(forKey: sensor)?.cancel()
+            answerPending(sensor, with: .failed("the motion service is stopping"))
+        }
+        claims.removeAll()
+    }
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import MotionCore
+import MotionService
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `motiond`: the motion service (Docs/Service.md).
+struct Motiond: ParsableCommand, Sendable {
+    static let configuration = CommandConfiguration(
+        commandName: "motiond",
+        abstract: "The motion service: shares the motion sensors on the D-Bus system bus.",
+        discussion: """
+            Serves net.hadess.SensorProxy (iio-sensor-proxy's API: accelerometer orientation and tilt, compass \
+            heading) from the IIO devices. Stops cleanly on SIGTERM, SIGINT or SIGHUP, saving the calibration. \
+            DBUS_SYSTEM_BUS_ADDRESS selects another bus. See Docs/Service.md.
+            """,
+        version: SwiftMotion.version)
+
+    @Option(help: "The devices: auto, or a device's name, label, id (iio:device0), sysfs path or /dev node.")
+    var device = "auto"
+
+    @Flag(help: "Also use accelerometers in the base of a convertible.")
+    var includeBase = false
+
+    @Option(help: "The orientation rules: swift-motion (debounced) or iio-sensor-proxy (its exact rules).")
+    var orientationRules: OrientationRules = .swiftMotion
+
+    @Option(help: "The folder of the saved calibration (default: $STATE_DIRECTORY, set by systemd; none without it).")
+    var stateDirectory: String?
+
+    @Flag(name: [.short, .long], help: "Take the bus name from a running iio-sensor-proxy (or motiond).")
+    var replace = false
+
+    @Option(help: "Seconds a first Claim waits for the sensor's first value before it fails.")
+    var claimTimeout = 10.0
+
+    func validate() throws {
+        guard claimTimeout > 0, claimTimeout.isFinite else {
+            throw ValidationError("--claim-timeout must be a positive number of seconds, not \(claimTimeout)")
+        }
+    }
+
+    /// Runs the service (main.swift calls it: the command itself is parsed synchronously).
+    func serve() async throws {
+        let directory = stateDirectory ?? getenv("STATE_DIRECTORY").map { String(cString: $0) }
+        let configuration = ServiceConfiguration(
+            device: device, includeBase: includeBase, orientationRules: orientationRules,
+            stateDirectory: directory?.split(separator: ":").first.map(String.init), replace: replace,
+            claimTimeout: claimTimeout)
+        do {
+            try await MotionDaemon.run(configuration) { line in Self.log(line) }
+        } catch {
+            Self.log("error: \(error)")
+            throw ExitCode(error.code == .permissionDenied ? 77 : 1)
+        }
+    }
+
+    /// One line on standard error (the journal under systemd).
+    static func log(_ line: String) {
+        let text = "motiond: " + line + "\n"
+        _ = text.withCString { write(2, $0, strlen($0)) }
+    }
+}
+
+extension OrientationRules: ExpressibleByArgument {}

@@ -1,0 +1,27 @@
+import ArgumentParser
+import MotionService
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Top-level code runs on the main thread before any other thread exists: block the stop signals here, so that
+// every thread inherits the mask and only the service's loop takes them.
+MotionDaemon.blockStopSignals()
+let options: Motiond
+do {
+    options = try Motiond.parse()  // --help and --version exit here
+} catch {
+    Motiond.exit(withError: error)
+}
+Task.detached {
+    do {
+        try await options.serve()
+        exit(0)
+    } catch {
+        Motiond.exit(withError: error)
+    }
+}
+// The service runs on other threads and ends the process; the main thread only waits. Not `dispatchMain()`
+// (it unblocks the signals in this thread) and not the main actor (nothing here needs it).
+while true { sleep(3600) }

@@ -1,0 +1,65 @@
+import Foundation
+import IIOTestbed
+
+/// The built `motiond` (next to the test binary) on a private system bus, inside a umockdev testbed.
+struct ServiceFixture {
+    static let executable: String = {
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var folder = exe.deletingLastPathComponent()
+        if folder.pathExtension == "xctest" { folder = folder.deletingLastPathComponent() }
+        return folder.appendingPathComponent("motiond").path
+    }()
+
+    let testbed: Testbed
+    let bus: PrivateSystemBus
+    /// The emulated polled accelerometer's sysfs path.
+    let accelerometer: String
+
+    /// A polled accelerometer (as iio-sensor-proxy's `iio-poll-accel`), 1024 raw units ≈ 1 g, lying upright in
+    /// portrait (`normal`), and a private bus.
+    static func make(_ testbed: Testbed) async throws -> ServiceFixture {
+        var device = EmulatedDevice.iio(name: "bma250", number: 0, parent: "/devices/platform/bma250", node: nil)
+        device.addSensor("accel", raw: (0, -1024, 0), scale: "0.009576")
+        device.set("sampling_frequency", "100")
+        device.setProperty("IIO_SENSOR_PROXY_TYPE", "iio-poll-accel")
+        let path = try testbed.add(device)
+        return ServiceFixture(testbed: testbed, bus: try await PrivateSystemBus(), accelerometer: path)
+    }
+
+    /// Starts motiond with `arguments` and waits (at most 20 s) until it serves the bus name.
+    func startService(_ arguments: [String] = []) async throws -> ChildProcess {
+        let service = try bus.start(Self.executable, arguments)
+        guard try await service.wait(timeout: 20, until: { $0.contains("serving net.hadess.SensorProxy") }) else {
+            service.stop()
+            throw TestbedError("motiond did not start within 20 s: \(service.text)")
+        }
+        return service
+    }
+
+    /// Holds the accelerometer still with raw readings `raw` (x, y, z; 1024 ≈ 1 g).
+    func hold(_ raw: (Int, Int, Int)) {
+        testbed.setAttribute(accelerometer, "in_accel_x_raw", "\(raw.0)")
+        testbed.setAttribute(accelerometer, "in_accel_y_raw", "\(raw.1)")
+        testbed.setAttribute(accelerometer, "in_accel_z_raw", "\(raw.2)")
+    }
+
+    /// Upright poses and the orientation each gives in both rule sets, in an order where each changes it.
+    static let poses: [((Int, Int, Int), String)] = [
+        ((1024, 0, 0), "left-up"),
+        ((0, 1024, 0), "bottom-up"),
+        ((-1024, 0, 0), "right-up"),
+        ((0, -1024, 0), "normal"),
+    ]
+
+    func stop() { bus.stop() }
+}
+
+/// Waits up to `limit` seconds for `condition`, checking every 50 ms.
+func eventually(limit: Double = 20, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(limit)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return condition()
+}
