@@ -57,6 +57,8 @@ static inline int swift_motion_name_allow_replacement(void) { return SD_BUS_NAME
 static inline int swift_motion_name_queue(void) { return SD_BUS_NAME_QUEUE; }
 static inline uint64_t swift_motion_creds_euid(void) { return SD_BUS_CREDS_EUID; }
 static inline uint64_t swift_motion_creds_augment(void) { return SD_BUS_CREDS_AUGMENT; }
+static inline uint64_t swift_motion_creds_egid(void) { return SD_BUS_CREDS_EGID; }
+static inline uint64_t swift_motion_creds_supplementary_gids(void) { return SD_BUS_CREDS_SUPPLEMENTARY_GIDS; }
 static inline const sd_bus_error swift_motion_error_null(void) {
     sd_bus_error error = SD_BUS_ERROR_NULL;
     return error;

@@ -138,3 +138,23 @@ public enum AttitudeReferenceFrame: String, Hashable, Sendable, CaseIterable, Co
         }
     }
 }
+
+extension AttitudeReferenceFrame {
+    /// The short name `motionctl` and `motiond` use: `arbitrary`, `arbitrary-corrected`, `magnetic-north`,
+    /// `true-north`.
+    public var shortName: String {
+        switch self {
+        case .xArbitraryZVertical: "arbitrary"
+        case .xArbitraryCorrectedZVertical: "arbitrary-corrected"
+        case .xMagneticNorthZVertical: "magnetic-north"
+        case .xTrueNorthZVertical: "true-north"
+        }
+    }
+
+    /// The frame of a ``shortName`` or a raw value (`xMagneticNorthZVertical`); `nil` for anything else.
+    public init?(shortName: String) {
+        guard let frame = Self.allCases.first(where: { $0.shortName == shortName || $0.rawValue == shortName })
+        else { return nil }
+        self = frame
+    }
+}

@@ -37,6 +37,24 @@ package final class DBusConnection {
         return try DBusConnection(bus: bus, loop: loop)
     }
 
+    /// Connects, as a client, to the bus at `address` (`unix:path=…`), such as a test's private bus.
+    /// Throws `ioFailure` naming the address when it cannot be reached.
+    package static func client(address: String, on loop: DBusEventLoop) throws(MotionError) -> DBusConnection {
+        loop.preconditionInEventLoop()
+        var bus: OpaquePointer?
+        var status = sd_bus_new(&bus)
+        if status >= 0 { status = sd_bus_set_address(bus, address) }
+        if status >= 0 { status = sd_bus_set_bus_client(bus, 1) }
+        if status >= 0 { status = sd_bus_negotiate_fds(bus, 1) }
+        if status >= 0 { status = sd_bus_start(bus) }
+        guard status >= 0, let bus else {
+            sd_bus_unref(bus)
+            throw MotionError(
+                .ioFailure, "cannot connect to the D-Bus bus at \(address)", underlying: SystemErrno(-status))
+        }
+        return try DBusConnection(bus: bus, loop: loop)
+    }
+
     private init(bus: OpaquePointer, loop: DBusEventLoop) throws(MotionError) {
         self.bus = bus
         self.loop = loop
@@ -81,9 +99,10 @@ package final class DBusConnection {
     ) throws(MotionError) {
         if nameLostBox == nil {
             let box = Unmanaged.passRetained(ClosureBox { [weak self] message in
-                guard let self, let message else { return }
-                let values = (try? Message.readAll(message)) ?? []
-                if values.first?.stringValue == name, self.lostNames.insert(name).inserted { onLost() }
+                guard let self, let message, case .string(let lost)? = try? Message.readAll(message).first,
+                    let handler = self.nameLostHandlers.removeValue(forKey: lost)
+                else { return }
+                handler()
             })
             var slot: OpaquePointer?
             let status = sd_bus_match_signal(
@@ -99,6 +118,7 @@ package final class DBusConnection {
                 nameLostSlot = slot
             }
         }
+        nameLostHandlers[name] = onLost
         var flags: UInt64 = 0
         if replaceExisting { flags |= UInt64(swift_motion_name_replace_existing()) }
         if allowReplacement { flags |= UInt64(swift_motion_name_allow_replacement()) }
@@ -119,7 +139,7 @@ package final class DBusConnection {
             throw MotionError(.ioFailure, "cannot take the bus name \(name)", underlying: SystemErrno(-status))
         }
     }
-    private var lostNames: Set<String> = []
+    private var nameLostHandlers: [String: () -> Void] = [:]
 
     /// Serves `interface` at `path`: `method` handles its calls (reply with ``DBusMethodCall/reply(_:)``, now or
     /// later on the loop, or throw ``DBusErrorReply``), `property` gives a property's current value by name.
@@ -166,6 +186,52 @@ package final class DBusConnection {
         try emitSignal(
             path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
             arguments: [.string(interface), .properties(changed), .strings([])], destination: destination)
+    }
+
+    /// Calls a method and waits (at most `timeout` seconds, blocking the loop's thread) for its reply: a
+    /// client's call. File descriptors in the reply are duplicated: the caller owns and closes them.
+    /// An error reply throws `MotionError` with the D-Bus error's name and message (`permissionDenied` for
+    /// `AccessDenied`, `invalidArgument` for `InvalidArgs`, `deviceNotFound` for a service that is not running,
+    /// `ioFailure` otherwise) and the ``DBusErrorReply`` as its cause.
+    package func call(
+        destination: String, path: String, interface: String, member: String, arguments: [DBusValue] = [],
+        timeout: Double = 25
+    ) throws(MotionError) -> [DBusValue] {
+        let what = "\(interface).\(member) on \(destination)"
+        var message: OpaquePointer?
+        var status = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
+        defer { sd_bus_message_unref(message) }
+        if status >= 0 { status = Message.append(arguments, to: message) }
+        guard status >= 0 else {
+            throw MotionError(.invalidArgument, "cannot build the call \(what)", underlying: SystemErrno(-status))
+        }
+        var error = swift_motion_error_null()
+        defer { sd_bus_error_free(&error) }
+        var reply: OpaquePointer?
+        status = sd_bus_call(bus, message, UInt64(max(timeout, 0.001) * 1e6), &error, &reply)
+        defer { sd_bus_message_unref(reply) }
+        guard status >= 0 else {
+            let name = error.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
+            let text = error.message.map { String(cString: $0) } ?? String(cString: strerror(-status))
+            let code: MotionError.Code =
+                switch name {
+                case "org.freedesktop.DBus.Error.AccessDenied": .permissionDenied
+                case "org.freedesktop.DBus.Error.InvalidArgs": .invalidArgument
+                case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner": .deviceNotFound
+                default: .ioFailure
+                }
+            throw MotionError(code, "\(what) failed: \(text)", underlying: DBusErrorReply(name, text))
+        }
+        let values: [DBusValue]
+        do {
+            values = try Message.readAll(reply)
+        } catch {
+            throw MotionError(.ioFailure, "the reply of \(what) cannot be read", underlying: error)
+        }
+        return values.map { value in
+            guard case .fileDescriptor(let descriptor) = value else { return value }
+            return .fileDescriptor(fcntl(descriptor, F_DUPFD_CLOEXEC, 3))
+        }
     }
 
     /// Runs `onVanish` once when the peer `uniqueName` leaves the bus (`sd_bus_track`). The watch lasts while
@@ -270,16 +336,23 @@ package final class DBusMethodCall {
         sd_bus_error_free(&busError)
     }
 
-    /// The caller's effective user ID, from the bus (`sd_bus_query_sender_creds`); `nil` when the bus does not
-    /// say.
-    package var senderUserID: UInt32? {
+    /// The caller's effective user and group IDs and supplementary groups, from the bus and `/proc`
+    /// (`sd_bus_query_sender_creds`); `nil` when they cannot be had (the caller has left).
+    package var senderCredentials: (userID: UInt32, groupIDs: [UInt32])? {
         var creds: OpaquePointer?
-        let mask = swift_motion_creds_euid() | swift_motion_creds_augment()
+        let mask = swift_motion_creds_euid() | swift_motion_creds_egid() | swift_motion_creds_supplementary_gids()
+            | swift_motion_creds_augment()
         guard sd_bus_query_sender_creds(message, mask, &creds) >= 0 else { return nil }
         defer { sd_bus_creds_unref(creds) }
         var uid: uid_t = 0
+        var gid: gid_t = 0
         guard sd_bus_creds_get_euid(creds, &uid) >= 0 else { return nil }
-        return uid
+        var groups: [UInt32] = []
+        if sd_bus_creds_get_egid(creds, &gid) >= 0 { groups.append(gid) }
+        var list: UnsafePointer<gid_t>? = nil
+        let count = sd_bus_creds_get_supplementary_gids(creds, &list)
+        if count > 0, let list { groups += UnsafeBufferPointer(start: list, count: Int(count)) }
+        return (uid, groups)
     }
 }
 

@@ -23,11 +23,15 @@ package struct ServiceConfiguration: Sendable {
     package var replace: Bool
     /// How long a first `Claim…` waits for the sensor's first value before it fails, in seconds.
     package var claimTimeout: Double
+    /// The group whose members may open raw streams faster than 25 Hz (root may too).
+    package var highRateGroup: String
 
     package init(
         device: String = "auto", includeBase: Bool = false, orientationRules: OrientationRules = .swiftMotion,
-        stateDirectory: String? = nil, replace: Bool = false, claimTimeout: Double = 10
+        stateDirectory: String? = nil, replace: Bool = false, claimTimeout: Double = 10,
+        highRateGroup: String = "motion"
     ) {
+        self.highRateGroup = highRateGroup
         self.device = device
         self.includeBase = includeBase
         self.orientationRules = orientationRules
@@ -74,33 +78,42 @@ package enum MotionDaemon {
 
         let loop = try DBusEventLoop()
         let stopping = LockedState(false)
-        let service = try await loop.submit { () throws(MotionError) -> LoopBound<SensorProxyService> in
+        let services = try await loop.submit { () throws(MotionError) -> LoopBound<Services> in
             let connection = try DBusConnection.system(on: loop)
-            let service = SensorProxyService(
+            let proxy = SensorProxyService(
                 connection: connection, manager: manager, rules: configuration.orientationRules,
                 claimTimeout: configuration.claimTimeout, log: log)
-            try service.register()
+            let motion = Motion1Service(
+                connection: connection, manager: manager, includeBase: configuration.includeBase,
+                highRateGroup: configuration.highRateGroup, log: log)
+            try proxy.register()
+            try motion.register()
+            let lost = { (name: String) in
+                log("another process took \(name): stopping")
+                stopping.withLock { $0 = true }
+                loop.stop()
+            }
             try connection.requestName(
                 SensorProxyInterface.busName, replaceExisting: configuration.replace, allowReplacement: true,
-                onLost: {
-                    log("another process took \(SensorProxyInterface.busName): stopping")
-                    stopping.withLock { $0 = true }
-                    loop.stop()
-                })
-            service.announce()
+                onLost: { lost(SensorProxyInterface.busName) })
+            try connection.requestName(
+                Motion1Interface.name, replaceExisting: configuration.replace, allowReplacement: true,
+                onLost: { lost(Motion1Interface.name) })
+            proxy.announce()
             log(
-                "serving \(SensorProxyInterface.busName) as \(connection.uniqueName): accelerometer "
-                    + "\(service.hasAccelerometer ? "present" : "absent"), compass "
-                    + "\(service.hasCompass ? "present" : "absent"), orientation rules "
+                "serving \(SensorProxyInterface.busName) and \(Motion1Interface.name) as \(connection.uniqueName): "
+                    + "accelerometer \(proxy.hasAccelerometer ? "present" : "absent"), compass "
+                    + "\(proxy.hasCompass ? "present" : "absent"), orientation rules "
                     + configuration.orientationRules.rawValue)
-            return LoopBound(service, loop: loop)
+            return LoopBound(Services(connection: connection, proxy: proxy, motion: motion), loop: loop)
         }
         try loop.handleSignals(stopSignals) { signal in
             log("signal \(signal): stopping")
             stopping.withLock { $0 = true }
             loop.execute {
-                service.value.shutdown()
-                service.value.connection.close()
+                services.value.proxy.shutdown()
+                services.value.motion.shutdown()
+                services.value.connection.close()
                 loop.stop()
             }
         }
@@ -112,4 +125,11 @@ package enum MotionDaemon {
             log("calibration saved to \(path)")
         }
     }
+}
+
+/// What the service serves on its connection.
+struct Services {
+    let connection: DBusConnection
+    let proxy: SensorProxyService
+    let motion: Motion1Service
 }

@@ -181,6 +181,36 @@ public final class TraceWriter {
         if flushing == .whenFull { SystemCall.growPipeBuffer(fileDescriptor, to: 1 << 20) }
     }
 
+    /// Creates a writer of records with columns of its own (as
+    /// ``init(fileDescriptor:name:format:recordType:columns:metadata:flushing:)``) that collects its output in
+    /// memory, in ``writtenBytes`` and ``takeWrittenBytes()``.
+    /// - Throws: `MotionError.Code.invalidArgument` when the record type or a column name is not letters, digits
+    ///   and `_`, or the columns are too many for one line.
+    public init(format: TraceFormat, recordType: String, columns: [String], metadata: TraceMetadata = .init())
+        throws(MotionError)
+    {
+        let valid = { (c: Character) in c.isASCII && (c.isLetter || c.isNumber || c == "_") }
+        if let bad = ([recordType] + columns).first(where: { $0.isEmpty || !$0.allSatisfy(valid) }) {
+            throw MotionError(.invalidArgument, "record type or column name '\(bad)' must be letters, digits and '_'")
+        }
+        let reserve = TraceWriter.recordReserve(type: recordType, columns: columns)
+        guard reserve <= 32 * 1024 else {
+            throw MotionError(.invalidArgument, "\(columns.count) columns are too many or too long for one record line")
+        }
+        self.sink = .memory
+        self.name = "<memory>"
+        self.format = format
+        self.sensors = []
+        self.metadata = metadata
+        self.flushing = .whenFull
+        self.capacity = 64 * 1024
+        self.buffer = .allocate(capacity: capacity)
+        self.record = (
+            recordType, columns, Array((["t"] + columns).joined(separator: ",").utf8) + [UInt8(ascii: "\n")],
+            columns.map { Array(",\"\($0)\":".utf8) }, reserve
+        )
+    }
+
     /// Creates a writer that collects its output in memory, in ``writtenBytes`` (for tests and small tools).
     ///
     /// - Parameters:
@@ -209,6 +239,16 @@ public final class TraceWriter {
     /// header appear once a row or event has been written, or after ``flush()``.
     public var writtenBytes: [UInt8] {
         memory + UnsafeBufferPointer(start: buffer, count: count)
+    }
+
+    /// Removes and returns what a memory writer has produced since the last call (empty for a file-descriptor
+    /// writer): for a caller that sends the lines on itself, such as a socket it writes without blocking.
+    public func takeWrittenBytes() -> [UInt8] {
+        guard case .memory = sink else { return [] }
+        let bytes = writtenBytes
+        memory.removeAll(keepingCapacity: true)
+        count = 0
+        return bytes
     }
 
     /// Writes a whole trace into a string (for tests, examples and small traces).

@@ -12,14 +12,7 @@ extension AttitudeReferenceFrame: ExpressibleByArgument {
     }
 
     /// The short CLI name: `arbitrary`, `arbitrary-corrected`, `magnetic-north`, `true-north`.
-    var cliName: String {
-        switch self {
-        case .xArbitraryZVertical: "arbitrary"
-        case .xArbitraryCorrectedZVertical: "arbitrary-corrected"
-        case .xMagneticNorthZVertical: "magnetic-north"
-        case .xTrueNorthZVertical: "true-north"
-        }
-    }
+    var cliName: String { shortName }
 
     public static var allValueStrings: [String] { allCases.map(\.cliName) }
     public var defaultValueDescription: String { cliName }
@@ -119,11 +112,8 @@ struct AttitudeCommand: AsyncParsableCommand {
         }
     }
 
-    static let quaternionColumns = ["qw", "qx", "qy", "qz"]
-    static let allColumns = quaternionColumns + [
-        "roll", "pitch", "yaw", "rx", "ry", "rz", "gravx", "gravy", "gravz", "ux", "uy", "uz", "heading",
-        "cmx", "cmy", "cmz", "maccuracy",
-    ]
+    static let quaternionColumns = OutputRecords.quaternionColumns
+    static let allColumns = OutputRecords.deviceMotionColumns
 
     /// The algorithms' configuration: the settings, overridden by the flags.
     func motionConfiguration(_ settings: MotionSettings) -> MotionConfiguration {
@@ -219,17 +209,6 @@ struct AttitudeCommand: AsyncParsableCommand {
 
     /// Puts `motion` into a row of ``quaternionColumns`` (or ``allColumns`` with `all`).
     static func fill(_ values: inout [Double], with motion: DeviceMotion, all: Bool) {
-        let q = motion.attitude.quaternion
-        (values[0], values[1], values[2], values[3]) = (q.w, q.x, q.y, q.z)
-        guard all else { return }
-        (values[4], values[5], values[6]) = (motion.attitude.roll, motion.attitude.pitch, motion.attitude.yaw)
-        (values[7], values[8], values[9]) = (motion.rotationRate.x, motion.rotationRate.y, motion.rotationRate.z)
-        (values[10], values[11], values[12]) = (motion.gravity.x, motion.gravity.y, motion.gravity.z)
-        (values[13], values[14], values[15]) =
-            (motion.userAcceleration.x, motion.userAcceleration.y, motion.userAcceleration.z)
-        values[16] = motion.heading
-        let field = motion.magneticField?.field ?? MagneticField(x: 0, y: 0, z: 0)
-        (values[17], values[18], values[19]) = (field.x, field.y, field.z)
-        values[20] = Double(motion.magneticField?.accuracy.rawValue ?? -1)
+        OutputRecords.fill(&values, with: motion, all: all)
     }
 }

@@ -95,25 +95,7 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
     static func write(
         _ change: OrientationClassifier<Double>.Change, ispNames: Bool, to output: EventOutput
     ) throws(MotionError) {
-        var reports: [(type: String, label: String, value: String, previous: String)] = []
-        if ispNames {
-            if change.iioSensorProxyOrientationChanged {
-                reports.append(
-                    (
-                        "orientation", "Accelerometer orientation changed", change.iioSensorProxyOrientation.rawValue,
-                        change.previousIIOSensorProxyOrientation.rawValue
-                    ))
-            }
-            if change.tiltChanged {
-                reports.append(("tilt", "Tilt changed", change.tilt.rawValue, change.previousTilt.rawValue))
-            }
-        } else if change.orientationChanged {
-            reports.append(
-                (
-                    "orientation", "Device orientation changed", change.orientation.description,
-                    change.previousOrientation.description
-                ))
-        }
+        let reports = OutputRecords.reports(of: change, iioSensorProxyNames: ispNames)
         for report in reports {
             switch output.format {
             case .text:

@@ -101,13 +101,7 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
         case .text:
             try output.writeLine(timestamp: event.timestamp, message: Self.text(for: event))
         case .jsonl:
-            var fields: [(String, EventValue)] = [("phase", .string(event.phase.name))]
-            if case .cancelled(let reason) = event.phase { fields.append(("reason", .string(reason.rawValue))) }
-            fields += [
-                ("axis", .string(event.axis.rawValue)), ("start", .number(event.startTime)),
-                ("strokes", .number(Double(event.strokes))), ("peak", .number(event.peakAcceleration)),
-            ]
-            try output.writeEvent(type: "shake", timestamp: event.timestamp, fields: fields)
+            try output.writeEvent(type: "shake", timestamp: event.timestamp, fields: OutputRecords.fields(of: event))
         }
     }
 

@@ -13,7 +13,8 @@ struct Motiond: ParsableCommand, Sendable {
         abstract: "The motion service: shares the motion sensors on the D-Bus system bus.",
         discussion: """
             Serves net.hadess.SensorProxy (iio-sensor-proxy's API: accelerometer orientation and tilt, compass \
-            heading) from the IIO devices. Stops cleanly on SIGTERM, SIGINT or SIGHUP, saving the calibration. \
+            heading) and org.swiftmotion.Motion1 (devices; streams of samples, device motion, shakes and \
+            orientation changes over passed file descriptors) from the IIO devices. Stops cleanly on SIGTERM, SIGINT or SIGHUP, saving the calibration. \
             DBUS_SYSTEM_BUS_ADDRESS selects another bus. See Docs/Service.md.
             """,
         version: SwiftMotion.version)
@@ -36,6 +37,9 @@ struct Motiond: ParsableCommand, Sendable {
     @Option(help: "Seconds a first Claim waits for the sensor's first value before it fails.")
     var claimTimeout = 10.0
 
+    @Option(help: "The group whose members may open raw streams faster than 25 Hz (root may too).")
+    var highRateGroup = "motion"
+
     func validate() throws {
         guard claimTimeout > 0, claimTimeout.isFinite else {
             throw ValidationError("--claim-timeout must be a positive number of seconds, not \(claimTimeout)")
@@ -48,7 +52,7 @@ struct Motiond: ParsableCommand, Sendable {
         let configuration = ServiceConfiguration(
             device: device, includeBase: includeBase, orientationRules: orientationRules,
             stateDirectory: directory?.split(separator: ":").first.map(String.init), replace: replace,
-            claimTimeout: claimTimeout)
+            claimTimeout: claimTimeout, highRateGroup: highRateGroup)
         do {
             try await MotionDaemon.run(configuration) { line in Self.log(line) }
         } catch {

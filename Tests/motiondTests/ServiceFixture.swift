@@ -26,10 +26,28 @@ struct ServiceFixture {
         return ServiceFixture(testbed: testbed, bus: try await PrivateSystemBus(), accelerometer: path)
     }
 
+    /// A buffered accelerometer fed through a pty (lis3dh, 100 Hz scans with their own timestamps: scan i at
+    /// 1 s + i × 10 ms), and a private bus.
+    static func makeBuffered(_ testbed: Testbed) async throws -> ServiceFixture {
+        let path = try testbed.add(.lis3dh().bufferOnly)
+        try testbed.add(.lis3dhTrigger)
+        return ServiceFixture(testbed: testbed, bus: try await PrivateSystemBus(), accelerometer: path)
+    }
+
+    static let encoder = ScanEncoder(
+        channels: [(0, "le:s16/16>>0"), (1, "le:s16/16>>0"), (2, "le:s16/16>>0"), (3, "le:s64/64>>0")])
+
+    /// Feeds scans `range` of the buffered accelerometer, lying upright: t = 1 s + i × 10 ms.
+    func feed(_ range: Range<Int>) throws {
+        try testbed.feed(
+            "/dev/iio:device0",
+            Self.encoder.encode(rows: range.map { i in [0, -1024, 0, 1_000_000_000 + Int64(i) * 10_000_000] }))
+    }
+
     /// Starts motiond with `arguments` and waits (at most 20 s) until it serves the bus name.
     func startService(_ arguments: [String] = []) async throws -> ChildProcess {
         let service = try bus.start(Self.executable, arguments)
-        guard try await service.wait(timeout: 20, until: { $0.contains("serving net.hadess.SensorProxy") }) else {
+        guard try await service.wait(timeout: 20, until: { $0.contains("serving net.hadess.SensorProxy and") }) else {
             service.stop()
             throw TestbedError("motiond did not start within 20 s: \(service.text)")
         }

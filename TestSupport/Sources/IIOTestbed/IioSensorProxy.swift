@@ -118,12 +118,18 @@ public final class PrivateSystemBus: @unchecked Sendable {
     /// Runs `busctl --system arguments…` on this bus to its end (at most `timeout` seconds) and returns its exit
     /// status and output (stdout and stderr together).
     public func busctl(_ arguments: [String], timeout: Double = 10) async throws -> (status: Int32, output: String) {
-        let child = try start("/usr/bin/busctl", ["--system"] + arguments)
+        try await run("/usr/bin/busctl", ["--system"] + arguments, timeout: timeout)
+    }
+
+    /// Runs `path arguments…` as a client of this bus to its end (at most `timeout` seconds) and returns its exit
+    /// status and output (stdout and stderr together).
+    public func run(_ path: String, _ arguments: [String], timeout: Double = 10) async throws -> (status: Int32, output: String) {
+        let child = try start(path, arguments)
         let deadline = Date().addingTimeInterval(timeout)
         while child.process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         if child.process.isRunning {
             child.stop()
-            throw TestbedError("busctl \(arguments.joined(separator: " ")) did not end within \(timeout) s")
+            throw TestbedError("\(path) \(arguments.joined(separator: " ")) did not end within \(timeout) s")
         }
         child.process.waitUntilExit()
         try await Task.sleep(for: .milliseconds(20))  // the output handler's last read

@@ -1,0 +1,73 @@
+public import MotionAlgorithms
+public import MotionCore
+public import MotionTrace
+
+/// The records `motionctl` prints and `motiond` streams for device motion, shakes and orientation changes: one
+/// definition, so both give the same output (`Docs/CLI.md`, `Docs/Service.md`).
+public enum OutputRecords {
+    /// The attitude quaternion's columns: `qw,qx,qy,qz` (scalar first, device to reference).
+    public static let quaternionColumns = ["qw", "qx", "qy", "qz"]
+    /// Every device-motion column: the quaternion; roll, pitch, yaw (rad); rotation rate (rad/s); gravity and
+    /// user acceleration (g); heading (degrees, −1 unknown); calibrated magnetic field (µT) and its accuracy
+    /// (−1 none, 0 uncalibrated … 3 high).
+    public static let deviceMotionColumns = quaternionColumns + [
+        "roll", "pitch", "yaw", "rx", "ry", "rz", "gravx", "gravy", "gravz", "ux", "uy", "uz", "heading",
+        "cmx", "cmy", "cmz", "maccuracy",
+    ]
+
+    /// Puts `motion` into a row of ``quaternionColumns`` (or ``deviceMotionColumns`` with `all`).
+    public static func fill(_ values: inout [Double], with motion: DeviceMotion, all: Bool) {
+        let q = motion.attitude.quaternion
+        (values[0], values[1], values[2], values[3]) = (q.w, q.x, q.y, q.z)
+        guard all else { return }
+        (values[4], values[5], values[6]) = (motion.attitude.roll, motion.attitude.pitch, motion.attitude.yaw)
+        (values[7], values[8], values[9]) = (motion.rotationRate.x, motion.rotationRate.y, motion.rotationRate.z)
+        (values[10], values[11], values[12]) = (motion.gravity.x, motion.gravity.y, motion.gravity.z)
+        (values[13], values[14], values[15]) =
+            (motion.userAcceleration.x, motion.userAcceleration.y, motion.userAcceleration.z)
+        values[16] = motion.heading
+        let field = motion.magneticField?.field ?? MagneticField(x: 0, y: 0, z: 0)
+        (values[17], values[18], values[19]) = (field.x, field.y, field.z)
+        values[20] = Double(motion.magneticField?.accuracy.rawValue ?? -1)
+    }
+
+    /// A shake event's JSON fields after `type` and `t`: `phase`, `reason` (cancelled only), `axis`, `start` (s),
+    /// `strokes`, `peak` (g).
+    public static func fields(of event: ShakeEvent) -> [(String, EventValue)] {
+        var fields: [(String, EventValue)] = [("phase", .string(event.phase.name))]
+        if case .cancelled(let reason) = event.phase { fields.append(("reason", .string(reason.rawValue))) }
+        fields += [
+            ("axis", .string(event.axis.rawValue)), ("start", .number(event.startTime)),
+            ("strokes", .number(Double(event.strokes))), ("peak", .number(event.peakAcceleration)),
+        ]
+        return fields
+    }
+
+    /// What an orientation change reports: with `iioSensorProxyNames`, an `orientation` report
+    /// (iio-sensor-proxy's names) and a `tilt` report, each only when it changed; otherwise one `orientation`
+    /// report with UIKit's names when the device orientation changed.
+    public static func reports(
+        of change: DeviceOrientationChange, iioSensorProxyNames: Bool
+    ) -> [(type: String, label: String, value: String, previous: String)] {
+        var reports: [(type: String, label: String, value: String, previous: String)] = []
+        if iioSensorProxyNames {
+            if change.iioSensorProxyOrientationChanged {
+                reports.append(
+                    (
+                        "orientation", "Accelerometer orientation changed", change.iioSensorProxyOrientation.rawValue,
+                        change.previousIIOSensorProxyOrientation.rawValue
+                    ))
+            }
+            if change.tiltChanged {
+                reports.append(("tilt", "Tilt changed", change.tilt.rawValue, change.previousTilt.rawValue))
+            }
+        } else if change.orientationChanged {
+            reports.append(
+                (
+                    "orientation", "Device orientation changed", change.orientation.description,
+                    change.previousOrientation.description
+                ))
+        }
+        return reports
+    }
+}

@@ -1,0 +1,199 @@
+import Motion
+import MotionCore
+import MotionDBus
+import MotionIIO
+import MotionTrace
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `org.swiftmotion.Motion1` served from the service's `MotionManager`, on the D-Bus loop's thread: devices, and
+/// streams over passed sockets, one subscription each, off one shared device that runs at the fastest rate asked
+/// and only while a stream or claim needs it.
+///
+/// Who may do what: raw samples and device motion faster than 25 Hz (``StreamRequest/highRateInterval``) need
+/// root or membership in ``highRateGroup``; everything else is open to every caller the bus policy lets through.
+final class Motion1Service {
+    let connection: DBusConnection
+    let manager: MotionManager
+    let includeBase: Bool
+    /// The group whose members may open high-rate raw streams (`motion` by default).
+    let highRateGroup: String
+    let log: @Sendable (String) -> Void
+
+    private var streams: [UInt32: MotionStream] = [:]
+    private var owners: [String: DBusPeerWatch] = [:]
+    private var nextID: UInt32 = 1
+
+    init(
+        connection: DBusConnection, manager: MotionManager, includeBase: Bool, highRateGroup: String,
+        log: @escaping @Sendable (String) -> Void
+    ) {
+        self.connection = connection
+        self.manager = manager
+        self.includeBase = includeBase
+        self.highRateGroup = highRateGroup
+        self.log = log
+    }
+
+    func register() throws(MotionError) {
+        try connection.addObject(
+            path: Motion1Interface.path, interface: Motion1Interface.interface,
+            method: { [unowned self] call throws(DBusErrorReply) in try self.handle(call) },
+            property: { [unowned self] name in self.property(name) })
+    }
+
+    private var availableSensors: SensorSet {
+        var sensors: SensorSet = []
+        if manager.isAccelerometerAvailable { sensors.insert(.accelerometer) }
+        if manager.isGyroAvailable { sensors.insert(.gyroscope) }
+        if manager.isMagnetometerAvailable { sensors.insert(.magnetometer) }
+        return sensors
+    }
+
+    func property(_ name: String) -> DBusValue {
+        switch name {
+        case "Version": .string(SwiftMotion.version)
+        case "Sensors": .strings(SensorSet.shortNames.filter { availableSensors.contains($0.sensor) }.map(\.name))
+        case "ReferenceFrames": .strings(manager.availableAttitudeReferenceFrames.map(\.shortName))
+        case "HighRateInterval": .double(StreamRequest.highRateInterval)
+        default: .uint32(UInt32(streams.count))
+        }
+    }
+
+    func handle(_ call: DBusMethodCall) throws(DBusErrorReply) {
+        switch call.member {
+        case "ListDevices": call.reply([try listDevices()])
+        case "OpenStream": try open(call)
+        case "CloseStream":
+            let stream = try ownStream(call)
+            stream.close(because: "closed by CloseStream")
+            remove(stream)
+            call.reply()
+        case "StreamStatistics":
+            let counts = try ownStream(call).counts
+            call.reply([.uint64(counts.delivered), .uint64(counts.dropped)])
+        default:
+            throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownMethod", "unknown method \(call.member)")
+        }
+    }
+
+    private func listDevices() throws(DBusErrorReply) -> DBusValue {
+        let devices: [IIODevice]
+        do {
+            devices = try IIODeviceDiscovery.devices(includeBase: includeBase)
+        } catch {
+            throw .failed("cannot list the devices: \(error.message)")
+        }
+        return .array(
+            elementSignature: "a{sv}",
+            devices.map { device in
+                var entries: [(String, DBusValue)] = [
+                    ("id", .string(device.id)), ("name", .string(device.name)),
+                    ("sysfs_path", .string(device.sysfsPath)),
+                    ("location", .string("\(device.location.value)")),
+                    ("sensors", .strings(SensorSet.shortNames.filter { device.sensorSet.contains($0.sensor) }.map(\.name))),
+                    ("buffered", .boolean(device.buffer != nil)),
+                ]
+                if let label = device.label { entries.append(("label", .string(label))) }
+                if let node = device.deviceNode { entries.append(("device_node", .string(node))) }
+                if let rate = device.sensors.compactMap(\.samplingFrequency).first {
+                    entries.append(("sampling_frequency_hz", .double(rate.value)))
+                }
+                return DBusValue.properties(entries)
+            })
+    }
+
+    private func ownStream(_ call: DBusMethodCall) throws(DBusErrorReply) -> MotionStream {
+        guard case .uint32(let id)? = call.arguments.first else {
+            throw .invalidArguments("\(call.member) takes a stream id (u)")
+        }
+        guard let stream = streams[id], stream.owner == call.sender else {
+            throw DBusErrorReply(
+                Motion1Interface.unknownStreamError, "\(call.sender) has no open stream \(id)")
+        }
+        return stream
+    }
+
+    private func open(_ call: DBusMethodCall) throws(DBusErrorReply) {
+        guard call.arguments.count == 4, let kind = call.arguments[0].stringValue,
+            case .double(let interval) = call.arguments[1], let format = call.arguments[2].stringValue,
+            let options = call.arguments[3].propertyEntries
+        else {
+            throw .invalidArguments("OpenStream takes (s kind, d interval, s format, a{sv} options)")
+        }
+        let request = try StreamRequest(
+            kind: kind, interval: interval, format: format, options: options, available: availableSensors,
+            frames: manager.availableAttitudeReferenceFrames)
+        if request.needsHighRateRight { try checkHighRateRight(call, request) }
+        if let twin = streams.values.first(where: { $0.owner == call.sender && $0.request == request }) {
+            throw DBusErrorReply(
+                Motion1Interface.alreadyOpenError,
+                "\(call.sender) already has this stream open (id \(twin.id)): read it, or close it first")
+        }
+        if owners[call.sender] == nil {
+            let client = call.sender
+            do {
+                owners[client] = try connection.watchPeer(client) { [weak self] in self?.clientLeft(client) }
+            } catch {
+                throw .failed("cannot follow the client \(client) on the bus: \(error.message)")
+            }
+        }
+        let id = nextID
+        nextID = nextID == UInt32.max ? 1 : nextID + 1
+        let (stream, clientEnd): (MotionStream, Int32)
+        do {
+            (stream, clientEnd) = try MotionStream.make(id: id, owner: call.sender, request: request)
+        } catch {
+            throw .failed("cannot create the stream's socket: \(error)")
+        }
+        defer { close(clientEnd) }  // the reply carries a duplicate
+        streams[id] = stream
+        let bound = LoopBound(self, loop: connection.loop)
+        stream.start(manager) { stream, reason in
+            bound.loop.execute {
+                let service = bound.value
+                service.log("stream \(stream.id) (\(stream.request.kind.rawValue)) of \(stream.owner) ended: \(reason)")
+                service.remove(stream)
+            }
+        }
+        log(
+            "\(call.sender) opened stream \(id): \(request.kind.rawValue) every \(request.interval) s as "
+                + request.format.rawValue)
+        call.reply([.fileDescriptor(clientEnd), .uint32(id)])
+    }
+
+    private func checkHighRateRight(_ call: DBusMethodCall, _ request: StreamRequest) throws(DBusErrorReply) {
+        guard let credentials = call.senderCredentials else {
+            throw .accessDenied("cannot tell who \(call.sender) is, so high-rate streams are refused")
+        }
+        if credentials.userID == 0 { return }
+        if let group = getgrnam(highRateGroup), credentials.groupIDs.contains(group.pointee.gr_gid) { return }
+        throw .accessDenied(
+            "\(request.kind.rawValue) faster than 25 Hz (an interval below \(StreamRequest.highRateInterval) s; "
+                + "asked \(request.interval) s) needs membership in the group '\(highRateGroup)' or root: motion "
+                + "data at high rates can reveal typing and speech. Ask for an interval of "
+                + "\(StreamRequest.highRateInterval) s or more, or have an administrator run "
+                + "'usermod --append --groups \(highRateGroup) USER'")
+    }
+
+    private func remove(_ stream: MotionStream) {
+        guard streams[stream.id] === stream else { return }
+        streams[stream.id] = nil
+        if !streams.values.contains(where: { $0.owner == stream.owner }) { owners[stream.owner] = nil }
+    }
+
+    private func clientLeft(_ client: String) {
+        for stream in streams.values where stream.owner == client {
+            stream.close(because: "the client left the bus")
+        }
+        owners[client] = nil
+    }
+
+    /// Closes every stream: the service is stopping.
+    func shutdown() {
+        for stream in streams.values { stream.close(because: "the service is stopping") }
+        owners.removeAll()
+    }
+}

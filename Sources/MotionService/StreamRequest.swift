@@ -1,0 +1,133 @@
+package import MotionCore
+package import MotionDBus
+package import MotionTrace
+
+/// What a client asks `OpenStream` for, checked: the kind, its interval, its format and options.
+package struct StreamRequest: Hashable, Sendable {
+    /// What flows on the stream.
+    package enum Kind: String, Sendable, CaseIterable {
+        /// Sensor readings, as a canonical trace (`Docs/TraceFormat.md`).
+        case samples
+        /// Fused device motion in a reference frame: `motionctl attitude --all`'s records.
+        case deviceMotion = "device-motion"
+        /// Shake events (`motionctl shake --format jsonl`).
+        case shake
+        /// Orientation changes (`motionctl orientation --format jsonl`).
+        case orientation
+    }
+
+    package var kind: Kind
+    /// Seconds between records (samples, device motion); events ignore it. Positive.
+    package var interval: Double
+    package var format: TraceFormat
+    /// The sensors of a `samples` stream.
+    package var sensors: SensorSet
+    /// The frame of a `device-motion` stream.
+    package var frame: AttitudeReferenceFrame
+    /// An `orientation` stream's names: iio-sensor-proxy's orientation and tilt, or UIKit's.
+    package var iioSensorProxyNames: Bool
+    /// How many records wait for a slow reader before the oldest are dropped.
+    package var bufferLimit: Int
+
+    /// Records faster than this, in seconds (25 Hz), carry enough of the device's vibration to reveal typing
+    /// and speech: raw samples and device motion above that rate need the high-rate right.
+    package static let highRateInterval = 0.04
+    /// The default and largest per-stream buffers, in records.
+    package static let defaultBufferLimit = 1024
+    package static let maximumBufferLimit = 65536
+
+    /// `true` for a raw stream faster than 25 Hz (``highRateInterval``).
+    package var needsHighRateRight: Bool {
+        (kind == .samples || kind == .deviceMotion) && interval < Self.highRateInterval * (1 - 1e-9)
+    }
+
+    /// Checks the arguments of `OpenStream(s kind, d interval, s format, a{sv} options)` against what the
+    /// machine has; a refusal says what was wrong and what is accepted.
+    package init(
+        kind kindName: String, interval: Double, format formatName: String, options: [(String, DBusValue)],
+        available: SensorSet, frames: [AttitudeReferenceFrame]
+    ) throws(DBusErrorReply) {
+        guard let kind = Kind(rawValue: kindName) else {
+            throw .invalidArguments(
+                "unknown stream kind '\(kindName)': use "
+                    + Kind.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        guard interval > 0, interval.isFinite else {
+            throw .invalidArguments("the interval must be a positive number of seconds, not \(interval)")
+        }
+        guard let format = TraceFormat(rawValue: formatName) else {
+            throw .invalidArguments("unknown format '\(formatName)': use csv or jsonl")
+        }
+        if format == .csv && (kind == .shake || kind == .orientation) {
+            throw .invalidArguments("\(kind.rawValue) events have no CSV form: use jsonl")
+        }
+        self.kind = kind
+        self.interval = interval
+        self.format = format
+        sensors = available
+        frame = .xArbitraryZVertical
+        iioSensorProxyNames = false
+        bufferLimit = Self.defaultBufferLimit
+        for (key, value) in options {
+            switch (key, value) {
+            case ("sensors", .array("s", let names)) where kind == .samples:
+                var chosen: SensorSet = []
+                for case .string(let name) in names {
+                    guard let sensor = SensorSet(shortNames: name) else {
+                        throw DBusErrorReply(
+                            Motion1Interface.unknownSensorError,
+                            "unknown sensor '\(name)': use accel, gyro or mag")
+                    }
+                    guard available.isSuperset(of: sensor) else {
+                        throw DBusErrorReply(
+                            Motion1Interface.unknownSensorError,
+                            "this machine has no '\(name)' sensor; it has \(available.isEmpty ? "none" : "\(available)")")
+                    }
+                    chosen.formUnion(sensor)
+                }
+                guard !chosen.isEmpty else { throw .invalidArguments("the sensors option lists no sensor") }
+                sensors = chosen
+            case ("frame", .string(let name)) where kind == .deviceMotion:
+                guard let frame = AttitudeReferenceFrame(shortName: name) else {
+                    throw .invalidArguments(
+                        "unknown frame '\(name)': use "
+                            + AttitudeReferenceFrame.allCases.map(\.shortName).joined(separator: ", "))
+                }
+                guard frames.contains(frame) else {
+                    throw DBusErrorReply(
+                        Motion1Interface.unknownSensorError,
+                        "the \(name) frame needs \(frame.requiredSensors); this machine has "
+                            + "\(available.isEmpty ? "none" : "\(available)")")
+                }
+                self.frame = frame
+            case ("names", .string(let names)) where kind == .orientation:
+                guard names == "uikit" || names == "iio-sensor-proxy" else {
+                    throw .invalidArguments("unknown names '\(names)': use uikit or iio-sensor-proxy")
+                }
+                iioSensorProxyNames = names == "iio-sensor-proxy"
+            case ("buffer", .uint32(let limit)):
+                guard limit >= 1, limit <= Self.maximumBufferLimit else {
+                    throw .invalidArguments("the buffer must hold 1 to \(Self.maximumBufferLimit) records, not \(limit)")
+                }
+                bufferLimit = Int(limit)
+            default:
+                throw .invalidArguments(
+                    "unknown option '\(key)' of type \(value.signature) for a \(kind.rawValue) stream: "
+                        + "samples take sensors (as), device-motion frame (s), orientation names (s), all buffer (u)")
+            }
+        }
+        if kind == .samples && sensors.isEmpty {
+            throw DBusErrorReply(Motion1Interface.unknownSensorError, "this machine has no motion sensor")
+        }
+        if kind == .deviceMotion && !frames.contains(frame) {
+            throw DBusErrorReply(
+                Motion1Interface.unknownSensorError,
+                "device motion needs an accelerometer and a gyroscope; this machine has "
+                    + "\(available.isEmpty ? "none" : "\(available)")")
+        }
+        if (kind == .shake || kind == .orientation) && !available.contains(.accelerometer) {
+            throw DBusErrorReply(
+                Motion1Interface.unknownSensorError, "\(kind.rawValue) events need an accelerometer; this machine has none")
+        }
+    }
+}
