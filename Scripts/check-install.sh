@@ -80,8 +80,7 @@ for setting in ProtectKernelTunables PrivateDevices DevicePolicy ProtectClock Pr
 done
 
 # systemd-analyze verify on the unit with ExecStart on the staged binary (verify checks that it is executable),
-# beside the system's units with iio-sensor-proxy.service masked, as Docs/Service.md has it (unmasked, systemd
-# refuses to load the second of two units with the same BusName=). It exits 1 for some errors (a missing
+# beside the system's units with iio-sensor-proxy.service masked, as Docs/Service.md has it. It exits 1 for some errors (a missing
 # ExecStart) but only warns for others (Type=dbuz), so any output fails too.
 units="$work/units"
 mkdir "$units"
