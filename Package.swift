@@ -96,7 +96,7 @@ let package = Package(
             name: "MotionTests",
             dependencies: ["Motion", "MotionAlgorithms", "MotionIIO", "MotionTesting", "MotionTrace", testbed]
         ),
-        .testTarget(name: "motiondTests", dependencies: ["motiond", "MotionDBus", "MotionCore", testbed]),
+        .testTarget(name: "motiondTests", dependencies: ["motiond", "Motion", "MotionAlgorithms", "MotionDBus", "MotionCore", testbed]),
         .testTarget(name: "MotionEvaluationTests", dependencies: ["MotionEvaluation", "MotionAlgorithms", "MotionCore", "MotionTesting"]),
         .testTarget(
             name: "motionctlTests",

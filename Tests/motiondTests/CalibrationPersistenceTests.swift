@@ -1,0 +1,90 @@
+import Foundation
+import IIOTestbed
+import Motion
+import MotionAlgorithms
+import MotionCore
+import MotionDBus
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The gyroscope bias and magnetometer calibration survive a restart of the service.
+@Suite("motiond keeps its calibration across restarts", .serialized, .requires(.umockdevPreload, .dbusClients))
+struct CalibrationPersistenceTests {
+    /// A buffered 9-axis IMU on a pty: accelerometer, gyroscope (raw × 0.001 rad/s) and magnetometer (raw × 0.01
+    /// gauss = raw µT), scans with their own timestamps.
+    static func imu() -> EmulatedDevice {
+        var device = EmulatedDevice.iio(name: "bmi160", number: 0, parent: "/devices/platform/bmi160", node: .fifo)
+        device.addSensor("accel", raw: (0, 0, 1024), scale: "0.009576", scanType: "le:s16/16>>0")
+        device.addSensor("anglvel", raw: (0, 0, 0), scale: "0.001", scanType: "le:s16/16>>0", firstIndex: 3)
+        device.addSensor("magn", raw: (0, 0, 0), scale: "0.01", scanType: "le:s16/16>>0", firstIndex: 6)
+        device.addChannel("timestamp", scan: (9, "le:s64/64>>0"))
+        device.set("current_timestamp_clock", "boottime")
+        device.set("sampling_frequency", "100")
+        device.set("sampling_frequency_available", "25 50 100 200")
+        device.addBuffer(trigger: nil)
+        return device.bufferOnly
+    }
+
+    static let encoder = ScanEncoder(channels: (0..<9).map { ($0, "le:s16/16>>0") } + [(9, "le:s64/64>>0")])
+
+    /// Scans `range`, lying still face up with a gyroscope bias of (0.01, −0.02, 0.03) rad/s, 10 ms apart.
+    static func still(_ range: Range<Int>) -> [UInt8] {
+        encoder.encode(rows: range.map { i in
+            [0, 0, 1024, 10, -20, 30, 2200, 0, -4000, 1_000_000_000 + Int64(i) * 10_000_000]
+        })
+    }
+
+    @Test("SIGTERM saves what device motion learned; a restart restores it; a damaged file is reported and ignored")
+    func saveAndRestore() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(Self.imu())
+            let bus = try await PrivateSystemBus()
+            defer { bus.stop() }
+            let directory = NSTemporaryDirectory() + "motiond-state-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let fixture = ServiceFixture(testbed: testbed, bus: bus, accelerometer: path)
+            let file = directory + "/calibration.json"
+
+            let first = try await fixture.startService(["--state-directory", directory])
+            defer { first.stop() }
+            #expect(!first.text.contains("calibration restored"))
+            let client = try await BusClient(address: bus.address)
+            // The magnetic-north frame uses all nine channels, so the capture enables all of them: the scans fed
+            // below have them all, as the kernel would pack them.
+            let stream = try await client.openStream(
+                "device-motion", interval: 0.1, format: "csv", options: [("frame", .string("magnetic-north"))])
+            defer { stream.close() }
+            #expect(await eventually { testbed.attribute(path, "buffer/enable") == "1" })
+            for batch in 0..<100 {  // 10 s, device time
+                try testbed.feed("/dev/iio:device0", Self.still(batch * 10..<batch * 10 + 10), scanSize: Self.encoder.scanSize)
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(await stream.read { $0.count >= 100 }, "\(stream.lines.count) lines: \(stream.lines.suffix(3)); \(first.text)")
+            first.send(SIGTERM)
+            #expect(try await first.waitForExit(timeout: 20) == 0, "\(first.text)")
+            #expect(first.text.contains("calibration saved to \(file)"), "\(first.text)")
+            let saved = try #require(try CalibrationFile.load(from: file))
+            let bias = saved.gyroscopeBias
+            #expect(abs(bias.x - 0.01) < 0.002 && abs(bias.y + 0.02) < 0.002 && abs(bias.z - 0.03) < 0.002, "\(bias)")
+            await client.close()
+
+            let second = try await fixture.startService(["--state-directory", directory])
+            #expect(second.text.contains("calibration restored from \(file)"), "\(second.text)")
+            second.send(SIGTERM)
+            #expect(try await second.waitForExit(timeout: 20) == 0)
+            // Nothing ran: what was restored is saved again, unchanged.
+            #expect(try CalibrationFile.load(from: file)?.gyroscopeBias == bias)
+
+            try "{\"format\": \"swift-motion calibration\", \"version\": 1, \"state\": {\"trunc".write(
+                toFile: file, atomically: false, encoding: .utf8)
+            let third = try await fixture.startService(["--state-directory", directory])
+            defer { third.stop() }
+            #expect(third.text.contains("ignoring the saved calibration"), "\(third.text)")
+            #expect(third.text.contains(file), "\(third.text)")
+        }
+    }
+}
