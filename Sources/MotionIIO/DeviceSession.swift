@@ -148,6 +148,19 @@ public final class IIODeviceSession {
     /// The end of the current wait for a device (`CLOCK_MONOTONIC` ns) and the disconnection it follows.
     private var reconnectDeadline: UInt64?
     private var lastDisconnection: MotionError?
+    /// Disconnections in a row of a device that stayed present (it failed rather than went away), each within
+    /// ``failureWindow`` of its opening: the reopening waits longer after each (``retryDelay``).
+    private var failuresInARow = 0
+    private var openedAt: UInt64 = 0
+
+    /// A device that fails within this long of its opening, in seconds, counts as failing again.
+    static let failureWindow = 10.0
+
+    /// How long to wait before reopening a device that failed `failures` times in a row while staying present, in
+    /// seconds: 0.25 s, doubling, at most 30 s, so a broken device is retried without spinning.
+    package static func retryDelay(failures: Int) -> Double {
+        failures <= 0 ? 0 : min(0.25 * Double(1 << min(failures - 1, 16)), 30)
+    }
 
     /// Creates a session; the devices are looked for and opened at the first ``next()``.
     ///
@@ -213,7 +226,10 @@ public final class IIODeviceSession {
             self.capture = nil  // closed by the failed read
             details = []
             lastDisconnection = error
-            reconnectDeadline = reconnectPolicy.waitLimit.map { monotonicNanoseconds() + UInt64($0 * 1e9) }
+            let now = monotonicNanoseconds()
+            reconnectDeadline = reconnectPolicy.waitLimit.map { now + UInt64($0 * 1e9) }
+            let quick = Double(now &- openedAt) / 1e9 < Self.failureWindow
+            failuresInARow = quick ? failuresInARow + 1 : 1
             let device = Self.device(named: error, among: capture.details)
             return .event(.disconnected(Disconnection(device: device, error: error, timestamp: eventTimestamp())))
         } catch {
@@ -243,6 +259,7 @@ public final class IIODeviceSession {
 
     /// Finds the matching devices and opens them, waiting for them after a disconnection; queues the event.
     private func open() async throws(MotionError) {
+        var waited = false
         while true {
             guard !Task.isCancelled else { throw MotionError(.cancelled, "the device session was cancelled") }
             let devices = try IIODeviceDiscovery.devices(includeBase: includeBase)
@@ -251,6 +268,13 @@ public final class IIODeviceSession {
                 guard hasOpened else { throw selector.noMatchError(among: devices, sensors: sensors) }
                 try await waitForMatchingDevice()
                 continue
+            }
+            if lastDisconnection != nil, failuresInARow > 0, !waited {
+                // Still present after failing: wait before reopening (a udev event of the device ends the wait).
+                waited = true
+                if try await waitForMatchingDevice(retryingAfter: Self.retryDelay(failures: failuresInARow)) {
+                    continue
+                }
             }
             let opened: IIOCapture
             do {
@@ -261,6 +285,7 @@ public final class IIODeviceSession {
                 continue
             }
             capture = opened
+            openedAt = monotonicNanoseconds()
             details = opened.details
             pending.append(.event(hasOpened ? .reconnected(details, at: eventTimestamp()) : .opened(details)))
             hasOpened = true
@@ -270,13 +295,22 @@ public final class IIODeviceSession {
         }
     }
 
-    /// Suspends until the monitor reports a device that the selector would pick, or the wait's limit passes.
-    private func waitForMatchingDevice() async throws(MotionError) {
+    /// Suspends until the monitor reports a device that the selector would pick, or the wait's limit passes (an
+    /// error), or `retryingAfter` seconds pass; returns whether a matching device was reported.
+    @discardableResult
+    private func waitForMatchingDevice(retryingAfter delay: Double? = nil) async throws(MotionError) -> Bool {
         guard let monitor else {
             throw MotionError(.disconnected, "the device is gone and new devices cannot be watched for")
         }
+        let retryAt = delay.map { monotonicNanoseconds() + UInt64($0 * 1e9) }
         while true {
-            guard let event = try await monitor.next(until: reconnectDeadline) else {
+            let until = [reconnectDeadline, retryAt].compactMap { $0 }.min()
+            guard let event = try await monitor.next(until: until) else {
+                if let retryAt, monotonicNanoseconds() >= retryAt,
+                    reconnectDeadline.map({ retryAt < $0 }) ?? true
+                {
+                    return false
+                }
                 let limit = formatDecimal(reconnectPolicy.waitLimit ?? 0)
                 throw MotionError(
                     .disconnected,
@@ -287,7 +321,7 @@ public final class IIODeviceSession {
             }
             switch event {
             case .added(let device), .changed(let device):
-                if !selector.sources(from: [device], sensors: sensors).isEmpty { return }
+                if !selector.sources(from: [device], sensors: sensors).isEmpty { return true }
             case .removed:
                 continue
             }

@@ -147,6 +147,39 @@ struct DeviceSessionTests {
         }
     }
 
+    /// A device that keeps failing while present (here: its data file runs out at each opening) is reopened
+    /// after 0.25 s, then 0.5 s, 1 s, … (at most 30 s), not in a loop as fast as it fails.
+    @Test func aFailingDeviceIsRetriedWithBackoff() async throws {
+        #expect((1...9).map(IIODeviceSession.retryDelay(failures:)) == [0.25, 0.5, 1, 2, 4, 8, 16, 30, 30])
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.lis3dh(node: .file([UInt8](repeating: 0, count: 16 * 4))).bufferOnly
+            device.set("current_timestamp_clock", "boottime")
+            try testbed.add(device)
+            try testbed.add(.lis3dhTrigger)
+            let steps = Steps()
+            let task = Task {
+                do throws(MotionError) {
+                    let session = try IIODeviceSession(selector: .automatic)
+                    while true {
+                        if case .event(let event) = try await session.next() { steps.append("\(event)") }
+                    }
+                } catch {
+                    steps.append("error \(error)")
+                }
+            }
+            // Three failures and reopenings take 0.25 + 0.5 + 1 s of waiting at least; without the backoff,
+            // hundreds of them happen in that time.
+            #expect(await eventually { steps.all.filter { $0.hasSuffix("connected") && !$0.contains("stopped") }.count >= 3 })
+            let watched = ContinuousClock.now
+            try await Task.sleep(for: .seconds(1.5))
+            task.cancel()
+            _ = await task.value
+            let reconnections = steps.all.filter { $0.hasSuffix(" connected") }.count
+            #expect(reconnections <= 4, "\(reconnections) reconnections: \(steps.all)")
+            _ = watched
+        }
+    }
+
     @Test func invalidConfigurationIsRejected() {
         #expect(throws: MotionError.self) {
             _ = try IIODeviceSession(selector: .automatic, configuration: .init(timeout: -1))
