@@ -218,8 +218,10 @@ import Testing
         #expect(worstLate < 3, "\(worstLate)°")
     }
 
-    @Test func selectionFindsTheKthSmallest() {
-        // Against sorting: random values, many ties, sorted and reversed input, every k, sizes 1–32.
+    @Test func sortingNetworkSorts() {
+        // Against sorting: random values, many ties, sorted and reversed input, infinity padding, sizes 1–32; and
+        // the median deviation merged outwards from the sorted values against taking it from the sorted
+        // deviations, for every size and rank.
         var random = SeededGenerator(seed: 5)
         for count in 1...32 {
             for pattern in 0..<4 {
@@ -227,13 +229,17 @@ import Testing
                 if pattern == 1 { values = values.map { ($0 / 20).rounded() } }
                 if pattern == 2 { values.sort() }
                 if pattern == 3 { values.sort(by: >) }
-                let sorted = values.sorted()
-                for k in 0..<count {
-                    var scratch = values
-                    let found = scratch.withUnsafeMutableBufferPointer {
-                        MagnetometerCalibrator.select(k, in: $0.baseAddress!, count: count)
+                var padded = values + Array(repeating: .infinity, count: 32 - count)
+                padded.withUnsafeMutableBufferPointer { MagnetometerCalibrator.sort32($0.baseAddress!) }
+                #expect(Array(padded[..<count]) == values.sorted(), "\(values)")
+                for middle in 0..<count {
+                    let deviations = values.map { abs($0 - padded[middle]) }.sorted()
+                    for k in 0..<count {
+                        let found = padded.withUnsafeMutableBufferPointer {
+                            MagnetometerCalibrator.deviation(k, around: middle, inSorted: $0.baseAddress!, count: count)
+                        }
+                        #expect(found == deviations[k], "k \(k) around \(middle) of \(values)")
                     }
-                    #expect(found == sorted[k], "k \(k) of \(values)")
                 }
             }
         }
