@@ -76,6 +76,14 @@ package enum MotionDaemon {
             events: { event in log(event.description) })
         let manager = try MotionManager(source: source, configuration: motion)
 
+        // Watching starts before the services list the devices, so that nothing added in between is missed.
+        let monitor: IIODeviceMonitor?
+        do {
+            monitor = try IIODeviceMonitor(includeBase: configuration.includeBase)
+        } catch {
+            monitor = nil
+            log("not watching for devices coming and going: \(error)")
+        }
         let loop = try DBusEventLoop()
         let stopping = LockedState(false)
         let services = try await loop.submit { () throws(MotionError) -> LoopBound<Services> in
@@ -107,6 +115,20 @@ package enum MotionDaemon {
                     + configuration.orientationRules.rawValue)
             return LoopBound(Services(connection: connection, proxy: proxy, motion: motion), loop: loop)
         }
+        // Devices coming and going: the Has… properties follow (claims and streams survive, and resume when a
+        // matching device is back: the source waits for it).
+        let watcher = Task { [monitor] in
+            guard let monitor else { return }
+            do throws(MotionError) {
+                for try await event in monitor {
+                    log("device \(event.summary)")
+                    loop.execute { services.value.proxy.devicesChanged() }
+                }
+            } catch {
+                log("stopped watching for devices coming and going: \(error)")
+            }
+        }
+        defer { watcher.cancel() }
         try loop.handleSignals(stopSignals) { signal in
             log("signal \(signal): stopping")
             stopping.withLock { $0 = true }
@@ -132,4 +154,15 @@ struct Services {
     let connection: DBusConnection
     let proxy: SensorProxyService
     let motion: Motion1Service
+}
+
+extension IIODeviceEvent {
+    /// `added iio:device0 (lis3dh)`, `removed iio:device0`, `changed iio:device0 (lis3dh)`.
+    var summary: String {
+        switch self {
+        case .added(let device): "added \(device.id) (\(device.name))"
+        case .removed(let id, _): "removed \(id)"
+        case .changed(let device): "changed \(device.id) (\(device.name))"
+        }
+    }
 }

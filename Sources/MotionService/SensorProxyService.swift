@@ -88,6 +88,42 @@ final class SensorProxyService {
             changed: [("HasCompass", .boolean(hasCompass))])
     }
 
+    /// Re-reads which sensors exist (after a udev add, remove or change): a change of `HasAccelerometer` or
+    /// `HasCompass` is announced to every listener, as monitor-sensor's "Accelerometer appeared/disappeared";
+    /// a sensor that disappears reads `undefined` (or −1), and one that appears while claimed starts.
+    func devicesChanged() {
+        let accelerometer = manager.isAccelerometerAvailable
+        let compass = manager.availableAttitudeReferenceFrames.contains(.xMagneticNorthZVertical)
+        if accelerometer != hasAccelerometer {
+            hasAccelerometer = accelerometer
+            var changed: [(String, DBusValue)] = [("HasAccelerometer", .boolean(accelerometer))]
+            if !accelerometer {
+                orientation = .undefined
+                tilt = .undefined
+                changed += [("AccelerometerOrientation", .string("undefined")), ("AccelerometerTilt", .string("undefined"))]
+            }
+            log("the accelerometer \(accelerometer ? "appeared" : "disappeared")")
+            try? connection.emitPropertiesChanged(
+                path: SensorProxyInterface.path, interface: SensorProxyInterface.busName, changed: changed)
+            if accelerometer && feeds[.accelerometer] == nil && !claims[.accelerometer, default: [:]].isEmpty {
+                start(.accelerometer)
+            }
+        }
+        if compass != hasCompass {
+            hasCompass = compass
+            var changed: [(String, DBusValue)] = [("HasCompass", .boolean(compass))]
+            if !compass {
+                heading = -1
+                changed.append(("CompassHeading", .double(-1)))
+            }
+            log("the compass \(compass ? "appeared" : "disappeared")")
+            try? connection.emitPropertiesChanged(
+                path: SensorProxyInterface.compassPath, interface: SensorProxyInterface.compassInterfaceName,
+                changed: changed)
+            if compass && feeds[.compass] == nil && !claims[.compass, default: [:]].isEmpty { start(.compass) }
+        }
+    }
+
     func mainProperty(_ name: String) -> DBusValue {
         switch name {
         case "HasAccelerometer": .boolean(hasAccelerometer)
@@ -247,6 +283,17 @@ final class SensorProxyService {
         feeds[sensor] = nil
         hasValue.remove(sensor)
         answerPending(sensor, with: .init(SensorProxyInterface.noReadingError, "the sensor failed: \(error.message)"))
+        // Clients still claim it: try again in 2 s (a device that delivered nothing in time, or failed for good).
+        let bound = LoopBound(self, loop: connection.loop)
+        Task {
+            try? await Task.sleep(for: .seconds(2))
+            bound.loop.execute {
+                let service = bound.value
+                guard service.feeds[sensor] == nil, !service.claims[sensor, default: [:]].isEmpty else { return }
+                service.log("restarting the \(sensor.rawValue.lowercased()) for its claimers")
+                service.start(sensor)
+            }
+        }
     }
 
     // MARK: Values
