@@ -62,7 +62,7 @@ let package = Package(
         .target(
             name: "Motion",
             dependencies: [
-                "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO",
+                "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO", "MotionDBus",
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),

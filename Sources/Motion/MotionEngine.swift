@@ -97,6 +97,7 @@ final class MotionEngine: Sendable {
     /// The sensors the source has: from the trace's header, the samples, or the devices present now.
     var availableSensors: SensorSet {
         if let known = feed.knownSensors { return known }
+        if let service = feed.serviceSensors() { return service }
         guard case .device(let selector, let includeBase, _) = source.kind,
             let devices = try? IIODeviceDiscovery.devices(includeBase: includeBase)
         else { return [] }

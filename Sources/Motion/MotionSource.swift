@@ -12,6 +12,7 @@ public struct MotionSource: Sendable, CustomStringConvertible {
         case samples([MotionSample])
         case sequence(@Sendable () -> AnyIterator<MotionSample>, description: String)
         case live(@Sendable () -> any LiveSampleIterator)
+        case service(busAddress: String?)
     }
 
     let kind: Kind
@@ -107,7 +108,7 @@ public struct MotionSource: Sendable, CustomStringConvertible {
     /// `true` for live devices and streams, `false` for recordings.
     public var isLive: Bool {
         switch kind {
-        case .device, .live: true
+        case .device, .live, .service: true
         case .trace, .samples, .sequence: false
         }
     }
@@ -119,6 +120,7 @@ public struct MotionSource: Sendable, CustomStringConvertible {
         case .samples(let samples): "\(samples.count) samples (\(pacing))"
         case .sequence(_, let description): "\(description) (\(pacing))"
         case .live: "stream"
+        case .service(let address): "motion service" + (address.map { " at \($0)" } ?? "")
         }
     }
 }

@@ -10,6 +10,7 @@ final class SampleFeed: @unchecked Sendable {
         case samples([MotionSample], next: Int)
         case sequence(AnyIterator<MotionSample>)
         case device(DeviceInput)
+        case service(ServiceInput)
         case live(any LiveSampleIterator)
         case liveNotStarted(@Sendable () -> any LiveSampleIterator)
     }
@@ -55,6 +56,10 @@ final class SampleFeed: @unchecked Sendable {
             input = .liveNotStarted(makeIterator)
             knownSensors = nil
             (traceThread, executor) = (nil, nil)
+        case .service(let busAddress):
+            input = .service(ServiceInput(busAddress: busAddress))
+            knownSensors = nil
+            (traceThread, executor) = (nil, IIOCapture.executor)
         }
     }
 
@@ -66,12 +71,20 @@ final class SampleFeed: @unchecked Sendable {
     /// stopped: dropped.
     func putBack(_ sample: MotionSample) {
         if case .device = input { return }
+        if case .service = input { return }
         pending.insert(sample, at: 0)
     }
 
     /// Stops a device (its buffer is disabled); recordings keep their place.
     func pause() {
         if case .device(let device) = input { device.close() }
+        if case .service(let service) = input { service.close() }
+    }
+
+    /// The sensors of the motion service, for a service source (a call on the bus); `nil` for other sources.
+    func serviceSensors() -> SensorSet? {
+        guard case .service(let service) = input else { return nil }
+        return (try? service.sensors()) ?? []
     }
 }
 
@@ -165,6 +178,10 @@ extension SampleFeed: SampleSource {
             guard let sample = device.nextAtHand(fastestInterval: demand.fastestInterval, sensors: demand.sensors)
             else { return .wait }
             return .sample(sample)
+        case .service(let service):
+            guard let sample = service.nextAtHand(fastestInterval: demand.fastestInterval, sensors: demand.sensors)
+            else { return .wait }
+            return .sample(sample)
         case .live, .liveNotStarted:
             return sequenceEnded ? .ended : .wait
         }
@@ -175,6 +192,8 @@ extension SampleFeed: SampleSource {
         switch input {
         case .device(let device):
             try await device.fetch(fastestInterval: demand.fastestInterval, sensors: demand.sensors)
+        case .service(let service):
+            try await service.fetch(fastestInterval: demand.fastestInterval, sensors: demand.sensors)
         case .live(let iterator):
             try await take(from: iterator)
         case .liveNotStarted(let makeIterator):

@@ -100,6 +100,28 @@ package final class DBusEventLoop: Sendable {
         return try outcome.get()
     }
 
+    /// Runs `body` on the loop's thread and waits for its result, blocking the calling thread (not the loop's).
+    /// Throws `cancelled` when the loop has ended.
+    package func submitAndWait<Result: Sendable>(
+        _ body: @escaping @Sendable () throws(MotionError) -> Result
+    ) throws(MotionError) -> Result {
+        precondition(!inEventLoop, "submitAndWait would wait for itself on the loop's thread")
+        let outcome = LockedState<Swift.Result<Result, MotionError>?>(nil)
+        let done = OneShotSignal()
+        let queued = execute {
+            do throws(MotionError) {
+                let value = try body()
+                outcome.withLock { $0 = .success(value) }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+            }
+            done.signal()
+        }
+        guard queued else { throw MotionError(.cancelled, "the D-Bus event loop has ended") }
+        done.wait()
+        return try outcome.withLock { $0 }!.get()
+    }
+
     /// Ends the loop after the current work; ``wait()`` then returns.
     package func stop() {
         execute { [context] in

@@ -26,8 +26,8 @@ import Glibc
 /// The reactor is also a `TaskExecutor`: a task that prefers it (``IIOCapture/executor``) runs its jobs on the
 /// reactor thread, so when data arrives that one thread wakes, resumes the task and runs it until its next
 /// wait, with no hand-off to another thread: one wake-up per batch.
-final class Reactor: TaskExecutor, Sendable {
-    static let shared = Reactor()
+package final class Reactor: TaskExecutor, Sendable {
+    package static let shared = Reactor()
 
     private struct Waiter {
         var fds: [Int32]
@@ -72,7 +72,7 @@ final class Reactor: TaskExecutor, Sendable {
     ///
     /// - Returns: The descriptors that are ready; empty when the deadline passed first.
     /// - Throws: `CancellationError` when the task is cancelled while waiting.
-    func wait(readable fds: [Int32], until deadline: UInt64? = nil) async throws -> [Int32] {
+    package func wait(readable fds: [Int32], until deadline: UInt64? = nil) async throws -> [Int32] {
         let token = state.withLock { state in
             defer { state.nextToken += 1 }
             return state.nextToken
@@ -174,7 +174,7 @@ final class Reactor: TaskExecutor, Sendable {
 
     /// Runs `job` on the reactor thread (TaskExecutor). From the reactor thread itself (a task resumed by it)
     /// the job runs before the next `epoll_wait`, without waking anything.
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
         let fromOtherThread = state.withLock { state in
             state.jobs.append(unowned)

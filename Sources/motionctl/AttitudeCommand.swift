@@ -86,10 +86,10 @@ struct AttitudeCommand: AsyncParsableCommand {
 
     func validate() throws {
         try live.validate(trace: trace, evaluate: false, speedGiven: speed != nil, lenient: lenient)
-        if live.device == nil && trace == nil {
+        if !live.isLive && trace == nil {
             throw ValidationError("Give an input: --trace FILE or --device auto|NAME|PATH.")
         }
-        if live.device != nil && sensors != nil { throw ValidationError("--sensors applies to --trace only.") }
+        if live.isLive && sensors != nil { throw ValidationError("--sensors applies to --trace only.") }
         guard predict >= 0, predict <= 1 else {
             throw ValidationError("--predict must be between 0 and 1 second, got \(predict).")
         }

@@ -11,6 +11,10 @@ struct LiveEventOptions: ParsableArguments {
         valueName: "auto|name|path"))
     var device: String?
 
+    @Flag(help: ArgumentHelp(
+        "Read the motion service (motiond) instead of a trace or a device: its raw samples, shared with other programs."))
+    var service = false
+
     @Flag(name: .customLong("include-base"), help: "With --device: also use accelerometers in the base of a convertible.")
     var includeBase = false
 
@@ -18,8 +22,21 @@ struct LiveEventOptions: ParsableArguments {
         "With --device: exit with status 69 when the device goes away, instead of waiting for it to come back."))
     var exitOnDisconnect = false
 
+    /// `true` with --device or --service.
+    var isLive: Bool { device != nil || service }
+
     /// Checks that exactly one input is chosen.
     func validate(trace: String?, evaluate: Bool, speedGiven: Bool, lenient: Bool) throws {
+        if service {
+            if device != nil || trace != nil || evaluate {
+                throw ValidationError("Choose one of --trace, --device, --service and --evaluate.")
+            }
+            if includeBase || exitOnDisconnect {
+                throw ValidationError("--include-base and --exit-on-disconnect apply to --device only.")
+            }
+            if speedGiven || lenient { throw ValidationError("--speed and --lenient apply to --trace only.") }
+            return
+        }
         guard let device else {
             if includeBase { throw ValidationError("--include-base only works with --device.") }
             if exitOnDisconnect { throw ValidationError("--exit-on-disconnect only works with --device.") }
@@ -35,6 +52,7 @@ struct LiveEventOptions: ParsableArguments {
     /// The device source: when the device goes away, the events wait for a matching one (reported on stderr, as
     /// `stream --device` does), or with --exit-on-disconnect end with status 69.
     var source: MotionSource? {
+        if service { return .service() }
         let configuration = DeviceSourceConfiguration(
             includeBase: includeBase, reconnect: exitOnDisconnect ? .endOnDisconnect : .waitForDevice)
         return device.map { MotionSource.device($0, configuration: configuration, events: Self.report) }

@@ -45,7 +45,7 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
 
     func validate() throws {
         try live.validate(trace: trace, evaluate: evaluation.evaluate, speedGiven: speed != nil, lenient: lenient)
-        if live.device == nil { try evaluation.validate(trace: trace) }
+        if !live.isLive { try evaluation.validate(trace: trace) }
     }
 
     func run() async throws { try await runChosenInput() }

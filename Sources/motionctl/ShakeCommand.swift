@@ -52,7 +52,7 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
 
     func validate() throws {
         try live.validate(trace: trace, evaluate: evaluation.evaluate, speedGiven: speed != nil, lenient: lenient)
-        if live.device == nil { try evaluation.validate(trace: trace) }
+        if !live.isLive { try evaluation.validate(trace: trace) }
         if let seismic {
             guard evaluation.evaluate else { throw ValidationError("--seismic only works with --evaluate.") }
             guard seismic > 0, seismic.isFinite else {

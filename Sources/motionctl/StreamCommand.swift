@@ -27,6 +27,10 @@ struct StreamCommand: AsyncParsableCommand {
     // Live devices instead of a trace: --device, --rate, … (LiveDevices.swift, Docs/Devices.md).
     @OptionGroup var live: LiveDeviceOptions
 
+    @Flag(help: ArgumentHelp(
+        "Read the motion service (motiond) instead: its raw samples, shared with other programs (Docs/Service.md)."))
+    var service = false
+
     @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
     var speed: ReplaySpeed = .realtime
 
@@ -37,10 +41,10 @@ struct StreamCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        guard (trace == nil) != (live.device == nil) else {
-            throw ValidationError("Give either --trace FILE or --device auto|NAME|PATH.")
+        guard [trace != nil, live.device != nil, service].filter({ $0 }).count == 1 else {
+            throw ValidationError("Give one of --trace FILE, --device auto|NAME|PATH and --service.")
         }
-        try live.validateDevice()
+        if !service { try live.validateDevice() }
     }
 
     func run() async throws {
@@ -48,6 +52,8 @@ struct StreamCommand: AsyncParsableCommand {
         do {
             if let device = live.device {
                 try await streamDevice(device)
+            } else if service {
+                try await streamService()
             } else {
                 try await stream()
             }
@@ -69,6 +75,40 @@ struct StreamCommand: AsyncParsableCommand {
                 source: "motionctl stream", metadata: extra),
             duration: nil)
         try await SignalCancellation.run { try await session.run() }
+    }
+
+    /// The motion service's samples, through a `MotionManager` on `MotionSource.service()`: the same filters,
+    /// interval and output as `--device`, until SIGINT or SIGTERM.
+    func streamService() async throws(MotionError) {
+        var configuration = MotionConfiguration()
+        configuration.sensorFilter = processing.filter
+        var metadata = TraceMetadata()
+        metadata["source"] = "motionctl stream"
+        metadata["input"] = "motion service (org.swiftmotion.Motion1)"
+        metadata["clock"] = "boottime"
+        if let filter = processing.filter { metadata["filter"] = filter.description }
+        if processing.interval > 0 { metadata["update_interval_s"] = "\(processing.interval)" }
+        let (wanted, interval, format) = (processing.sensors?.set ?? .all, processing.interval, output.format)
+        try await LiveEventOptions.run(.service(), configuration: configuration) { [metadata] manager throws(MotionError) in
+            var available: SensorSet = []
+            if manager.isAccelerometerAvailable { available.insert(.accelerometer) }
+            if manager.isGyroAvailable { available.insert(.gyroscope) }
+            if manager.isMagnetometerAvailable { available.insert(.magnetometer) }
+            // Nothing available: the service cannot be reached, and the subscription says why.
+            let sensors = available.isEmpty ? wanted : wanted.intersection(available)
+            guard !sensors.isEmpty else {
+                throw MotionError(
+                    .deviceNotFound,
+                    "the motion service has no \(wanted) sensor; it has \(available.isEmpty ? "none" : "\(available)")")
+            }
+            let writer = try TraceWriter(
+                fileDescriptor: 1, name: "<stdout>", format: format, sensors: sensors, metadata: metadata,
+                flushing: .eachLine)
+            for try await sample in manager.sampleUpdates(sensors: sensors, interval: interval) {
+                try writer.write(sample)
+            }
+            try writer.flush()
+        }
     }
 
     func stream() async throws(MotionError) {

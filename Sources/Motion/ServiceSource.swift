@@ -1,0 +1,221 @@
+import MotionCore
+import MotionDBus
+import MotionIIO
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension MotionSource {
+    /// The raw samples of the motion service (`motiond`, `Docs/Service.md`): a device shared with every other
+    /// program, with the same API and outputs as ``device(_:includeBase:batchDuration:)``, since device motion,
+    /// shakes and orientation are computed here from the service's samples.
+    ///
+    /// The service's stream opens when the first subscription starts, at the subscriptions' fastest interval
+    /// (every sample of the device when one needs them all: events and `interval: 0`), and reopens when that
+    /// or the sensors change. Raw samples faster than 25 Hz need root or the service's high-rate group
+    /// (`MotionError.Code.permissionDenied` says so). When the service is not running the subscriptions end with
+    /// `MotionError.Code.deviceNotFound`; when it stops, with `MotionError.Code.disconnected`.
+    /// - Parameter busAddress: The bus (`unix:path=…`); `nil` for the system bus (`DBUS_SYSTEM_BUS_ADDRESS`
+    ///   when set).
+    public static func service(busAddress: String? = nil) -> MotionSource {
+        MotionSource(kind: .service(busAddress: busAddress), pacing: .realTime)
+    }
+}
+
+/// A connection to the motion service on a D-Bus loop of its own.
+final class ServiceClient: Sendable {
+    static let name = "org.swiftmotion.Motion1"
+    static let path = "/org/swiftmotion/Motion1"
+
+    private let loop: DBusEventLoop
+    private let connection: LoopBound<DBusConnection>
+
+    init(busAddress: String?) throws(MotionError) {
+        let loop = try DBusEventLoop()
+        self.loop = loop
+        connection = try loop.submitAndWait { () throws(MotionError) -> LoopBound<DBusConnection> in
+            let connection =
+                if let busAddress {
+                    try DBusConnection.client(address: busAddress, on: loop)
+                } else {
+                    try DBusConnection.system(on: loop)
+                }
+            return LoopBound(connection, loop: loop)
+        }
+    }
+
+    deinit {
+        let connection = self.connection
+        loop.execute { connection.value.close() }
+        loop.stop()
+    }
+
+    /// Calls a method of the service (blocking this thread, not the loop's, for at most 10 s).
+    func call(_ member: String, _ arguments: [DBusValue] = [], interface: String = ServiceClient.name)
+        throws(MotionError) -> [DBusValue]
+    {
+        let connection = self.connection
+        do {
+            return try loop.submitAndWait { () throws(MotionError) -> [DBusValue] in
+                try connection.value.call(
+                    destination: Self.name, path: Self.path, interface: interface, member: member,
+                    arguments: arguments, timeout: 10)
+            }
+        } catch where error.code == .deviceNotFound {
+            throw MotionError(
+                .deviceNotFound,
+                "the motion service is not running (\(Self.name) has no owner on the bus): start it "
+                    + "(systemctl start motiond, Docs/Service.md), or read the device directly",
+                underlying: error)
+        }
+    }
+
+    /// The sensors the service's devices have.
+    func sensors() throws(MotionError) -> SensorSet {
+        let reply = try call("Get", [.string(Self.name), .string("Sensors")], interface: "org.freedesktop.DBus.Properties")
+        guard case .variant(.array(_, let names))? = reply.first else { return [] }
+        return names.reduce(into: SensorSet()) { set, name in
+            if let text = name.stringValue, let sensor = SensorSet(shortNames: text) { set.formUnion(sensor) }
+        }
+    }
+}
+
+/// The service's samples stream, read like a device: opened on demand, reopened when the wanted interval or
+/// sensors change, read without blocking (the task waits on the reactor for the socket).
+final class ServiceInput {
+    let busAddress: String?
+    private var client: ServiceClient?
+    private var socket: Int32 = -1
+    private var openedFor: (interval: Double, sensors: SensorSet)?
+    private var columns: [String]?
+    private var pendingBytes: [UInt8] = []
+    private var batch: [MotionSample] = []
+    private var nextInBatch = 0
+    private var lastTimestamp = -Double.infinity
+
+    init(busAddress: String?) {
+        self.busAddress = busAddress
+    }
+
+    deinit { close() }
+
+    /// The sensors the service has (a call on the bus).
+    func sensors() throws(MotionError) -> SensorSet {
+        try connectedClient().sensors()
+    }
+
+    private func connectedClient() throws(MotionError) -> ServiceClient {
+        if let client { return client }
+        let client = try ServiceClient(busAddress: busAddress)
+        self.client = client
+        return client
+    }
+
+    /// The next sample of the current batch, or `nil` (the stream is closed when the wanted interval or sensors
+    /// changed, to reopen at the next ``fetch(fastestInterval:sensors:)``).
+    func nextAtHand(fastestInterval interval: Double, sensors: SensorSet) -> MotionSample? {
+        if let openedFor, openedFor.interval != interval || openedFor.sensors != sensors { close() }
+        guard nextInBatch < batch.count else { return nil }
+        defer { nextInBatch += 1 }
+        return batch[nextInBatch]
+    }
+
+    /// Waits for the next samples, opening the stream if needed.
+    func fetch(fastestInterval interval: Double, sensors: SensorSet) async throws(MotionError) {
+        while nextInBatch >= batch.count {
+            if socket < 0 { try open(interval: interval, sensors: sensors) }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count > 0 {
+                pendingBytes += buffer[..<count]
+                try parseLines()
+                continue
+            }
+            if count == 0 {
+                close()
+                throw MotionError(.disconnected, "the motion service ended the stream (it stopped or restarted)")
+            }
+            let code = errno
+            guard code == EAGAIN || code == EINTR else {
+                close()
+                throw MotionError(.ioFailure, "reading the motion service's stream failed", underlying: SystemErrno(code))
+            }
+            do {
+                _ = try await Reactor.shared.wait(readable: [socket])
+            } catch {
+                throw MotionError(.cancelled, "reading the motion service's stream was cancelled")
+            }
+        }
+    }
+
+    private func open(interval: Double, sensors: SensorSet) throws(MotionError) {
+        let wanted = sensors.isEmpty ? SensorSet.all : sensors
+        let available = try connectedClient().sensors()
+        let chosen = wanted.intersection(available)
+        guard !chosen.isEmpty else {
+            throw MotionError(
+                .deviceNotFound, "the motion service has no \(wanted) sensor; it has \(available.isEmpty ? "none" : "\(available)")")
+        }
+        // Every sample of the device: an interval shorter than any device's period.
+        let asked = interval > 0 ? interval : 0.0005
+        let reply = try connectedClient().call(
+            "OpenStream",
+            [
+                .string("samples"), .double(asked), .string("csv"),
+                .properties([("sensors", .strings(SensorSet.shortNames.filter { chosen.contains($0.sensor) }.map(\.name)))]),
+            ])
+        guard case .fileDescriptor(let descriptor)? = reply.first, descriptor >= 0 else {
+            throw MotionError(.ioFailure, "the motion service's OpenStream replied \(reply)")
+        }
+        socket = descriptor
+        openedFor = (interval, sensors)
+        columns = nil
+        pendingBytes = []
+    }
+
+    /// Turns the complete lines received into samples: the CSV header names the columns, `#` lines (metadata,
+    /// a `dropped` event) are skipped.
+    private func parseLines() throws(MotionError) {
+        var start = 0
+        var samples: [MotionSample] = []
+        while let newline = pendingBytes[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            let line = String(decoding: pendingBytes[start..<newline], as: UTF8.self)
+            start = newline + 1
+            if line.hasPrefix("#") || line.isEmpty { continue }
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            guard let columns else {
+                columns = fields.map(String.init)
+                continue
+            }
+            var values: [String: Double] = [:]
+            for (name, field) in zip(columns, fields) where !field.isEmpty { values[name] = Double(field) }
+            guard let t = values["t"] else {
+                throw MotionError(.malformedTrace, "the motion service sent a row without a time: \(line)")
+            }
+            func vector(_ x: String, _ y: String, _ z: String) -> SIMD3<Double>? {
+                guard let a = values[x], let b = values[y], let c = values[z] else { return nil }
+                return SIMD3(a, b, c)
+            }
+            let timestamp = max(t, lastTimestamp)
+            lastTimestamp = timestamp
+            samples.append(MotionSample(
+                timestamp: timestamp,
+                acceleration: vector("ax", "ay", "az").map { Acceleration(x: $0.x, y: $0.y, z: $0.z) },
+                rotationRate: vector("gx", "gy", "gz").map { RotationRate(x: $0.x, y: $0.y, z: $0.z) },
+                magneticField: vector("mx", "my", "mz").map { MagneticField(x: $0.x, y: $0.y, z: $0.z) }))
+        }
+        pendingBytes.removeFirst(start)
+        batch = samples
+        nextInBatch = 0
+    }
+
+    /// Closes the stream (the service sees its socket closed and ends it); the next fetch reopens it.
+    func close() {
+        if socket >= 0 { Glibc.close(socket) }
+        socket = -1
+        openedFor = nil
+        batch = []
+        nextInBatch = 0
+    }
+}

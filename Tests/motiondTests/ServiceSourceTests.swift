@@ -1,0 +1,95 @@
+import Foundation
+import IIOTestbed
+import Motion
+import MotionAlgorithms
+import MotionCore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `MotionSource.service()` and `motionctl … --service`: the service's samples through the same engine as a
+/// device's, so the same API and outputs.
+@Suite("Reading through the service", .serialized, .requires(.umockdevPreload, .dbusClients))
+struct ServiceSourceTests {
+    /// The built `motionctl`, beside motiond.
+    static let motionctl = URL(fileURLWithPath: ServiceFixture.executable).deletingLastPathComponent()
+        .appendingPathComponent("motionctl").path
+
+    @Test("A MotionManager on the service: readings at its interval, equal to the device's, and orientation events")
+    func managerOnTheService() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let feeder = Task {
+                var next = 0
+                while !Task.isCancelled {
+                    if (try? fixture.feed(next..<next + 10)) != nil { next += 10 }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            defer { feeder.cancel() }
+            let manager = try MotionManager(source: .service(busAddress: fixture.bus.address))
+            #expect(manager.isAccelerometerAvailable && !manager.isGyroAvailable)
+            var readings: [AccelerometerData] = []
+            for try await data in manager.accelerometerUpdates(interval: 0.05) {
+                readings.append(data)
+                if readings.count == 20 { break }
+            }
+            // The lis3dh's scans: y = −1024 × 0.009576 m/s² = −0.99991577 g, exactly as read from the device.
+            #expect(readings.allSatisfy { $0.acceleration.y == -1024 * 0.009576 / 9.80665 && $0.acceleration.x == 0 })
+            let steps = zip(readings.dropFirst(), readings).map { $0.timestamp - $1.timestamp }
+            #expect(steps.allSatisfy { abs($0 - 0.05) < 1e-9 }, "\(steps)")
+            var orientation: DeviceOrientation?
+            for try await change in manager.deviceOrientationChanges() {
+                orientation = change.orientation
+                break
+            }
+            #expect(orientation == .portrait)
+            await manager.stopAllUpdates()
+            #expect(await eventually { service.text.contains("ended: the client closed its end") || service.text.contains("ended: the client left the bus") }, "\(service.text)")
+        }
+    }
+
+    @Test("motionctl stream --service and orientation --service print the device's samples, exactly, and its orientation")
+    func commandsOnTheService() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let feeder = Task {
+                var next = 0
+                while !Task.isCancelled {
+                    if (try? fixture.feed(next..<next + 10)) != nil { next += 10 }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            defer { feeder.cancel() }
+            let stream = try fixture.bus.start(Self.motionctl, ["stream", "--service", "--interval", "0.1", "--format", "jsonl"])
+            defer { stream.stop() }
+            let orientation = try fixture.bus.start(Self.motionctl, ["orientation", "--service", "--format", "jsonl"])
+            defer { orientation.stop() }
+            #expect(try await stream.wait(timeout: 20) { $0.components(separatedBy: "\"type\":\"sample\"").count > 10 }, "\(stream.text)")
+            #expect(stream.text.contains("{\"type\":\"sample\",\"t\":"))
+            #expect(stream.text.contains("\"ay\":-0.999915771440808"), "\(stream.text.prefix(600))")
+            #expect(try await orientation.wait(timeout: 20) { $0.contains("\"orientation\":\"portrait\"") }, "\(orientation.text)")
+            stream.send(SIGINT)
+            #expect(try await stream.waitForExit(timeout: 10) == 0, "\(stream.text.suffix(300))")
+        }
+    }
+
+    @Test("--service without a running service: status 69 and a message that says to start it")
+    func noService() async throws {
+        let bus = try await PrivateSystemBus()
+        defer { bus.stop() }
+        for command in [["stream", "--service"], ["attitude", "--service"], ["shake", "--service"]] {
+            let result = try await bus.run(Self.motionctl, command, timeout: 20)
+            #expect(result.status == 69, "\(command): \(result.output)")
+            #expect(result.output.contains("the motion service is not running"), "\(command): \(result.output)")
+        }
+    }
+}
