@@ -92,4 +92,36 @@ struct ServiceSourceTests {
             #expect(result.output.contains("the motion service is not running"), "\(command): \(result.output)")
         }
     }
+
+    @Test("A stream's client killed with SIGKILL: its stream ends, and the device stops once the last one goes")
+    func killedStreamClient() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let feeder = Task {
+                var next = 0
+                while !Task.isCancelled {
+                    if (try? fixture.feed(next..<next + 10)) != nil { next += 10 }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            defer { feeder.cancel() }
+            let first = try fixture.bus.start(Self.motionctl, ["stream", "--service", "--interval", "0.1"])
+            defer { first.stop() }
+            let second = try fixture.bus.start(Self.motionctl, ["stream", "--service", "--interval", "0.2"])
+            defer { second.stop() }
+            #expect(try await first.wait(timeout: 20) { $0.split(separator: "\n").count > 10 }, "\(first.text)")
+            #expect(try await second.wait(timeout: 20) { $0.split(separator: "\n").count > 10 }, "\(second.text)")
+            first.send(SIGKILL)
+            #expect(await eventually { service.text.components(separatedBy: "ended: the client").count == 2 }, "\(service.text)")
+            #expect(testbed.attribute(fixture.accelerometer, "buffer/enable") == "1")
+            let before = second.text.count
+            #expect(try await second.wait(timeout: 20) { $0.count > before + 100 })
+            second.send(SIGKILL)
+            #expect(await eventually { service.text.components(separatedBy: "ended: the client").count == 3 }, "\(service.text)")
+            #expect(await eventually { testbed.attribute(fixture.accelerometer, "buffer/enable") == "0" })
+        }
+    }
 }
