@@ -65,6 +65,13 @@ activation="$stage/usr/share/dbus-1/system-services"
 [ -s "$unit" ] || fail "missing /usr/lib/systemd/system/motiond.service"
 cmp -s Support/systemd/motiond.sysusers "$sysusers" || fail "missing or changed /usr/lib/sysusers.d/motiond.conf"
 cmp -s Support/dbus/org.swiftmotion.Motion1.conf "$policy" || fail "missing or changed D-Bus policy $policy"
+polkit_policy="$stage/usr/share/polkit-1/actions/org.swiftmotion.Motion1.policy"
+cmp -s Support/polkit/org.swiftmotion.Motion1.policy "$polkit_policy" || fail "missing or changed polkit actions"
+# The actions motiond asks polkit about (Sources/MotionService/PolkitAuthorizer.swift) are the ones declared.
+declared="$(python3 -c 'import sys, xml.etree.ElementTree as t; print(" ".join(sorted(a.get("id") for a in t.parse(sys.argv[1]).getroot().iter("action"))))' "$polkit_policy" 2>&1)" \
+    || fail "polkit actions do not parse: $declared"
+[ "$declared" = "org.swiftmotion.Motion1.claim-sensor org.swiftmotion.Motion1.high-rate" ] \
+    || fail "polkit actions declared: $declared"
 for name in net.hadess.SensorProxy org.swiftmotion.Motion1; do
     cmp -s "Support/dbus/$name.service" "$activation/$name.service" || fail "missing D-Bus activation $name.service"
 done

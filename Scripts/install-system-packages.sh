@@ -6,12 +6,12 @@
 #   build  what `swift build` needs: libiio-dev libudev-dev libsystemd-dev (motiond's sd-bus) pkg-config
 #   test   also what the tests use: umockdev and its headers, iio-sensor-proxy (with monitor-sensor), libiio-utils,
 #          groff (man page check), and for motiond's tests dbus-daemon, systemd (busctl, systemd-analyze) and
-#          libglib2.0-bin (gdbus)
+#          libglib2.0-bin (gdbus), python3-dbusmock (polkit's stand-in)
 # Exit status: 0 when everything is installed, 69 when packages are missing and cannot be installed here.
 set -euo pipefail
 
 build=(libiio-dev libudev-dev libsystemd-dev pkg-config)
-test=(umockdev libumockdev-dev iio-sensor-proxy libiio-utils groff-base dbus-daemon systemd libglib2.0-bin)
+test=(umockdev libumockdev-dev iio-sensor-proxy libiio-utils groff-base dbus-daemon systemd libglib2.0-bin python3-dbusmock)
 case "${1:-build}" in
     build) packages=("${build[@]}") ;;
     test) packages=("${build[@]}" "${test[@]}") ;;

@@ -10,7 +10,8 @@
 #                  /etc/udev/rules.d/70-swift-motion.rules, /usr/lib/systemd/system/motiond.service (its ExecStart
 #                  is DIR/bin/motiond), /usr/lib/sysusers.d/motiond.conf,
 #                  /usr/share/dbus-1/system.d/org.swiftmotion.Motion1.conf (policy) and
-#                  /usr/share/dbus-1/system-services/{net.hadess.SensorProxy,org.swiftmotion.Motion1}.service
+#                  /usr/share/dbus-1/system-services/{net.hadess.SensorProxy,org.swiftmotion.Motion1}.service,
+#                  /usr/share/polkit-1/actions/org.swiftmotion.Motion1.policy
 #   --destdir DIR  stage everything under DIR (for packages and tests); without it (run as root) the system
 #                  groups 'iio' and 'motion' and the user 'motiond' are created, udev reloaded (so the rule
 #                  applies to devices present now), and systemd and dbus-daemon reloaded when they run.
@@ -65,6 +66,8 @@ if grep -q '@[a-z]*@' "$generated/motiond.service"; then
 fi
 install -D -m 644 "$generated/motiond.service" "$destdir/usr/lib/systemd/system/motiond.service"
 install -D -m 644 Support/systemd/motiond.sysusers "$destdir/usr/lib/sysusers.d/motiond.conf"
+install -D -m 644 Support/polkit/org.swiftmotion.Motion1.policy \
+    "$destdir/usr/share/polkit-1/actions/org.swiftmotion.Motion1.policy"
 install -D -m 644 Support/dbus/org.swiftmotion.Motion1.conf \
     "$destdir/usr/share/dbus-1/system.d/org.swiftmotion.Motion1.conf"
 for name in net.hadess.SensorProxy org.swiftmotion.Motion1; do

@@ -234,6 +234,58 @@ package final class DBusConnection {
         }
     }
 
+    /// Calls a method without waiting: `completion` runs on the loop's thread with the reply's values, or with
+    /// an error as ``call(destination:path:interface:member:arguments:timeout:)`` throws it (a call with no reply
+    /// within `timeout` seconds fails with `TimedOut`). A service that answers slowly holds up nothing else.
+    package func callAsync(
+        destination: String, path: String, interface: String, member: String, arguments: [DBusValue] = [],
+        timeout: Double = 25, completion: @escaping (Result<[DBusValue], MotionError>) -> Void
+    ) {
+        let what = "\(interface).\(member) on \(destination)"
+        var message: OpaquePointer?
+        var status = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
+        defer { sd_bus_message_unref(message) }
+        if status >= 0 { status = Message.append(arguments, to: message) }
+        guard status >= 0 else {
+            completion(.failure(MotionError(.invalidArgument, "cannot build the call \(what)", underlying: SystemErrno(-status))))
+            return
+        }
+        let box = Unmanaged.passRetained(ClosureBox { reply in
+            completion(Self.result(of: reply, what: what))
+        })
+        status = sd_bus_call_async(bus, nil, message, { reply, userdata, _ in
+            let box = Unmanaged<ClosureBox>.fromOpaque(userdata!)
+            box.takeUnretainedValue().body(reply)
+            box.release()
+            return 1
+        }, box.toOpaque(), UInt64(max(timeout, 0.001) * 1e6))
+        if status < 0 {
+            box.release()
+            completion(.failure(MotionError(.ioFailure, "cannot send the call \(what)", underlying: SystemErrno(-status))))
+        }
+    }
+
+    /// The values of a method reply, or its error as `MotionError`.
+    private static func result(of reply: OpaquePointer?, what: String) -> Result<[DBusValue], MotionError> {
+        if let error = sd_bus_message_get_error(reply), sd_bus_error_is_set(error) != 0 {
+            let name = error.pointee.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
+            let text = error.pointee.message.map { String(cString: $0) } ?? name
+            let code: MotionError.Code =
+                switch name {
+                case "org.freedesktop.DBus.Error.AccessDenied": .permissionDenied
+                case "org.freedesktop.DBus.Error.InvalidArgs": .invalidArgument
+                case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner": .deviceNotFound
+                default: .ioFailure
+                }
+            return .failure(MotionError(code, "\(what) failed: \(text)", underlying: DBusErrorReply(name, text)))
+        }
+        do {
+            return .success(try Message.readAll(reply))
+        } catch {
+            return .failure(MotionError(.ioFailure, "the reply of \(what) cannot be read", underlying: error))
+        }
+    }
+
     /// Runs `onVanish` once when the peer `uniqueName` leaves the bus (`sd_bus_track`). The watch lasts while
     /// the returned value is kept.
     package func watchPeer(_ uniqueName: String, onVanish: @escaping () -> Void) throws(MotionError) -> DBusPeerWatch {

@@ -21,6 +21,7 @@ final class Motion1Service {
     /// The group whose members may open high-rate raw streams (`motion` by default).
     let highRateGroup: String
     let log: @Sendable (String) -> Void
+    let authorizer: PolkitAuthorizer
 
     private var streams: [UInt32: MotionStream] = [:]
     private var owners: [String: DBusPeerWatch] = [:]
@@ -28,8 +29,9 @@ final class Motion1Service {
 
     init(
         connection: DBusConnection, manager: MotionManager, includeBase: Bool, highRateGroup: String,
-        log: @escaping @Sendable (String) -> Void
+        authorizer: PolkitAuthorizer, log: @escaping @Sendable (String) -> Void
     ) {
+        self.authorizer = authorizer
         self.connection = connection
         self.manager = manager
         self.includeBase = includeBase
@@ -126,7 +128,28 @@ final class Motion1Service {
         let request = try StreamRequest(
             kind: kind, interval: interval, format: format, options: options, available: availableSensors,
             frames: manager.availableAttitudeReferenceFrames)
-        if request.needsHighRateRight { try checkHighRateRight(call, request) }
+        // Who may: polkit's claim-sensor for every stream, then the high-rate right for fast raw ones; asked
+        // without blocking, the stream opens once allowed.
+        authorizer.authorizeClaim(for: call.sender) { [weak self] refusal in
+            guard let self else { return }
+            if let refusal { return call.fail(refusal) }
+            guard request.needsHighRateRight, !self.inHighRateGroup(call) else { return self.open(call, request) }
+            self.authorizer.check(PolkitAuthorizer.highRate, for: call.sender) { decision in
+                if case .allowed = decision { return self.open(call, request) }
+                call.fail(self.highRateRefusal(request))
+            }
+        }
+    }
+
+    private func open(_ call: DBusMethodCall, _ request: StreamRequest) {
+        do throws(DBusErrorReply) {
+            try openAuthorized(call, request)
+        } catch {
+            call.fail(error)
+        }
+    }
+
+    private func openAuthorized(_ call: DBusMethodCall, _ request: StreamRequest) throws(DBusErrorReply) {
         if let twin = streams.values.first(where: { $0.owner == call.sender && $0.request == request }) {
             throw DBusErrorReply(
                 Motion1Interface.alreadyOpenError,
@@ -164,17 +187,20 @@ final class Motion1Service {
         call.reply([.fileDescriptor(clientEnd), .uint32(id)])
     }
 
-    private func checkHighRateRight(_ call: DBusMethodCall, _ request: StreamRequest) throws(DBusErrorReply) {
-        guard let credentials = call.senderCredentials else {
-            throw .accessDenied("cannot tell who \(call.sender) is, so high-rate streams are refused")
-        }
-        if credentials.userID == 0 { return }
-        if let group = getgrnam(highRateGroup), credentials.groupIDs.contains(group.pointee.gr_gid) { return }
-        throw .accessDenied(
+    /// Root, or a member of the high-rate group (from the bus's credentials of the caller).
+    private func inHighRateGroup(_ call: DBusMethodCall) -> Bool {
+        guard let credentials = call.senderCredentials else { return false }
+        if credentials.userID == 0 { return true }
+        guard let group = getgrnam(highRateGroup) else { return false }
+        return credentials.groupIDs.contains(group.pointee.gr_gid)
+    }
+
+    private func highRateRefusal(_ request: StreamRequest) -> DBusErrorReply {
+        .accessDenied(
             "\(request.kind.rawValue) faster than 25 Hz (an interval below \(StreamRequest.highRateInterval) s; "
-                + "asked \(request.interval) s) needs membership in the group '\(highRateGroup)' or root: motion "
-                + "data at high rates can reveal typing and speech. Ask for an interval of "
-                + "\(StreamRequest.highRateInterval) s or more, or have an administrator run "
+                + "asked \(request.interval) s) needs membership in the group '\(highRateGroup)', root, or polkit's "
+                + "\(PolkitAuthorizer.highRate): motion data at high rates can reveal typing and speech. Ask for an "
+                + "interval of \(StreamRequest.highRateInterval) s or more, or have an administrator run "
                 + "'usermod --append --groups \(highRateGroup) USER'")
     }
 

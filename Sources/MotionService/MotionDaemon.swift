@@ -25,13 +25,16 @@ package struct ServiceConfiguration: Sendable {
     package var claimTimeout: Double
     /// The group whose members may open raw streams faster than 25 Hz (root may too).
     package var highRateGroup: String
+    /// Whether polkit is asked who may claim sensors, open streams and have high rates.
+    package var polkit: PolkitUse
 
     package init(
         device: String = "auto", includeBase: Bool = false, orientationRules: OrientationRules = .swiftMotion,
         stateDirectory: String? = nil, replace: Bool = false, claimTimeout: Double = 10,
-        highRateGroup: String = "motion"
+        highRateGroup: String = "motion", polkit: PolkitUse = .auto
     ) {
         self.highRateGroup = highRateGroup
+        self.polkit = polkit
         self.device = device
         self.includeBase = includeBase
         self.orientationRules = orientationRules
@@ -88,12 +91,13 @@ package enum MotionDaemon {
         let stopping = LockedState(false)
         let services = try await loop.submit { () throws(MotionError) -> LoopBound<Services> in
             let connection = try DBusConnection.system(on: loop)
+            let authorizer = PolkitAuthorizer(connection: connection, use: configuration.polkit, log: log)
             let proxy = SensorProxyService(
                 connection: connection, manager: manager, rules: configuration.orientationRules,
-                claimTimeout: configuration.claimTimeout, log: log)
+                claimTimeout: configuration.claimTimeout, authorizer: authorizer, log: log)
             let motion = Motion1Service(
                 connection: connection, manager: manager, includeBase: configuration.includeBase,
-                highRateGroup: configuration.highRateGroup, log: log)
+                highRateGroup: configuration.highRateGroup, authorizer: authorizer, log: log)
             try proxy.register()
             try motion.register()
             let lost = { (name: String) in

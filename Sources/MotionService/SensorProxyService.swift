@@ -39,6 +39,7 @@ final class SensorProxyService {
     let rules: OrientationRules
     let claimTimeout: Double
     let log: @Sendable (String) -> Void
+    let authorizer: PolkitAuthorizer
 
     private(set) var hasAccelerometer: Bool
     private(set) var hasCompass: Bool
@@ -55,8 +56,9 @@ final class SensorProxyService {
 
     init(
         connection: DBusConnection, manager: MotionManager, rules: OrientationRules, claimTimeout: Double,
-        log: @escaping @Sendable (String) -> Void
+        authorizer: PolkitAuthorizer, log: @escaping @Sendable (String) -> Void
     ) {
+        self.authorizer = authorizer
         self.connection = connection
         self.manager = manager
         self.rules = rules
@@ -147,8 +149,21 @@ final class SensorProxyService {
         guard let sensor = ProxySensor(rawValue: String(call.member.dropFirst(claim ? 5 : 7))) else {
             throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownMethod", "unknown method \(call.member)")
         }
-        if claim {
-            try self.claim(sensor, call)
+        if claim && sensor == .compass {
+            try self.claim(sensor, call)  // the compass is open to any user, as iio-sensor-proxy 3.6+ (geoclue)
+        } else if claim {
+            // Who may claim: polkit (claim-sensor), asked without blocking; the claim goes on once allowed.
+            authorizer.authorizeClaim(for: call.sender) { [weak self] refusal in
+                if let refusal {
+                    call.fail(refusal)
+                    return
+                }
+                do throws(DBusErrorReply) {
+                    try self?.claim(sensor, call)
+                } catch {
+                    call.fail(error)
+                }
+            }
         } else {
             try release(sensor, by: call.sender)
             call.reply()

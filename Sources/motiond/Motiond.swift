@@ -40,6 +40,9 @@ struct Motiond: ParsableCommand, Sendable {
     @Option(help: "The group whose members may open raw streams faster than 25 Hz (root may too).")
     var highRateGroup = "motion"
 
+    @Option(help: "Ask polkit who may claim sensors and open streams: auto (when it runs), on (always), off.")
+    var polkit: PolkitUse = .auto
+
     func validate() throws {
         guard claimTimeout > 0, claimTimeout.isFinite else {
             throw ValidationError("--claim-timeout must be a positive number of seconds, not \(claimTimeout)")
@@ -52,7 +55,7 @@ struct Motiond: ParsableCommand, Sendable {
         let configuration = ServiceConfiguration(
             device: device, includeBase: includeBase, orientationRules: orientationRules,
             stateDirectory: directory?.split(separator: ":").first.map(String.init), replace: replace,
-            claimTimeout: claimTimeout, highRateGroup: highRateGroup)
+            claimTimeout: claimTimeout, highRateGroup: highRateGroup, polkit: polkit)
         do {
             try await MotionDaemon.run(configuration) { line in Self.log(line) }
         } catch {
@@ -69,3 +72,4 @@ struct Motiond: ParsableCommand, Sendable {
 }
 
 extension OrientationRules: ExpressibleByArgument {}
+extension PolkitUse: ExpressibleByArgument {}

@@ -74,6 +74,11 @@ extension Prerequisite {
         }
     }
 
+    /// python-dbusmock (its polkitd template stands in for polkit on a private bus).
+    public static let dbusmock = Prerequisite(
+        "python3-dbusmock", help: "install python3-dbusmock (.ci/run does)"
+    ) { access("/usr/lib/python3/dist-packages/dbusmock/templates/polkitd.py", R_OK) == 0 }
+
     /// The process runs as root.
     public static let root = Prerequisite("root", help: "run the tests as root (CI does)") { getuid() == 0 }
 
