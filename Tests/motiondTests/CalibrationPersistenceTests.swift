@@ -11,7 +11,7 @@ import Glibc
 #endif
 
 /// The gyroscope bias and magnetometer calibration survive a restart of the service.
-@Suite("motiond keeps its calibration across restarts", .serialized, .requires(.umockdevPreload, .dbusClients))
+@Suite("motiond with a 9-axis IMU: calibration across restarts, compass", .serialized, .requires(.umockdevPreload, .dbusClients))
 struct CalibrationPersistenceTests {
     /// A buffered 9-axis IMU on a pty: accelerometer, gyroscope (raw × 0.001 rad/s) and magnetometer (raw × 0.01
     /// gauss = raw µT), scans with their own timestamps.
@@ -85,6 +85,49 @@ struct CalibrationPersistenceTests {
             defer { third.stop() }
             #expect(third.text.contains("ignoring the saved calibration"), "\(third.text)")
             #expect(third.text.contains(file), "\(third.text)")
+        }
+    }
+
+    @Test("The compass of a 9-axis IMU: HasCompass, ClaimCompass answered with the first heading, CompassHeading")
+    func compass() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(Self.imu())
+            let bus = try await PrivateSystemBus()
+            defer { bus.stop() }
+            let fixture = ServiceFixture(testbed: testbed, bus: bus, accelerometer: path)
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let feeder = Task {
+                var next = 0
+                while !Task.isCancelled {
+                    if (try? testbed.feed("/dev/iio:device0", Self.still(next..<next + 10), scanSize: Self.encoder.scanSize)) != nil {
+                        next += 10
+                    }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            defer { feeder.cancel() }
+            let client = try await BusClient(address: bus.address)
+            let compass = ("/net/hadess/SensorProxy/Compass", "net.hadess.SensorProxy.Compass")
+            func property(_ name: String) async throws -> DBusValue? {
+                try await client.call(
+                    "Get", [.string(compass.1), .string(name)], interface: "org.freedesktop.DBus.Properties",
+                    path: compass.0, destination: "net.hadess.SensorProxy"
+                ).first
+            }
+            #expect(try await property("HasCompass") == .variant(.boolean(true)))
+            #expect(try await property("CompassHeading") == .variant(.double(-1)))
+            // The reply waits for the first heading, so the property is known right after it.
+            _ = try await client.call("ClaimCompass", interface: compass.1, path: compass.0, destination: "net.hadess.SensorProxy")
+            guard case .variant(.double(let heading))? = try await property("CompassHeading") else {
+                Issue.record("no heading")
+                return
+            }
+            #expect(heading >= 0 && heading < 360, "\(heading)")
+            #expect(service.text.contains("claimed the compass"))
+            _ = try await client.call("ReleaseCompass", interface: compass.1, path: compass.0, destination: "net.hadess.SensorProxy")
+            #expect(await eventually { service.text.contains("the compass stopped: no client claims it") })
+            await client.close()
         }
     }
 }
