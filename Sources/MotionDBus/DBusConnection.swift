@@ -198,39 +198,58 @@ package final class DBusConnection {
         timeout: Double = 25
     ) throws(MotionError) -> [DBusValue] {
         let what = "\(interface).\(member) on \(destination)"
-        var message: OpaquePointer?
-        var status = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
+        let message = try methodCall(destination, path, interface, member, arguments, what: what)
         defer { sd_bus_message_unref(message) }
-        if status >= 0 { status = Message.append(arguments, to: message) }
-        guard status >= 0 else {
-            throw MotionError(.invalidArgument, "cannot build the call \(what)", underlying: SystemErrno(-status))
-        }
         var error = swift_motion_error_null()
         defer { sd_bus_error_free(&error) }
         var reply: OpaquePointer?
-        status = sd_bus_call(bus, message, UInt64(max(timeout, 0.001) * 1e6), &error, &reply)
+        let status = sd_bus_call(bus, message, UInt64(max(timeout, 0.001) * 1e6), &error, &reply)
         defer { sd_bus_message_unref(reply) }
         guard status >= 0 else {
-            let name = error.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
-            let text = error.message.map { String(cString: $0) } ?? String(cString: strerror(-status))
-            let code: MotionError.Code =
-                switch name {
-                case "org.freedesktop.DBus.Error.AccessDenied": .permissionDenied
-                case "org.freedesktop.DBus.Error.InvalidArgs": .invalidArgument
-                case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner": .deviceNotFound
-                default: .ioFailure
-                }
-            throw MotionError(code, "\(what) failed: \(text)", underlying: DBusErrorReply(name, text))
+            if sd_bus_error_is_set(&error) == 0 { _ = sd_bus_error_set_errno(&error, status) }
+            throw Self.failure(of: error, what: what)
         }
-        let values: [DBusValue]
+        return try Self.values(of: reply, what: what).get()
+    }
+
+    /// A method call message, ready to send; the caller unrefs it.
+    private func methodCall(
+        _ destination: String, _ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue],
+        what: String
+    ) throws(MotionError) -> OpaquePointer? {
+        var message: OpaquePointer?
+        var status = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
+        if status >= 0 { status = Message.append(arguments, to: message) }
+        guard status >= 0 else {
+            sd_bus_message_unref(message)
+            throw MotionError(.invalidArgument, "cannot build the call \(what)", underlying: SystemErrno(-status))
+        }
+        return message
+    }
+
+    /// A D-Bus error as `MotionError`: its code from the error's name, its name and message kept as the cause.
+    private static func failure(of error: sd_bus_error, what: String) -> MotionError {
+        let name = error.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
+        let text = error.message.map { String(cString: $0) } ?? name
+        let code: MotionError.Code =
+            switch name {
+            case "org.freedesktop.DBus.Error.AccessDenied": .permissionDenied
+            case "org.freedesktop.DBus.Error.InvalidArgs": .invalidArgument
+            case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner": .deviceNotFound
+            default: .ioFailure
+            }
+        return MotionError(code, "\(what) failed: \(text)", underlying: DBusErrorReply(name, text))
+    }
+
+    /// The values of a reply; its file descriptors are duplicated for the caller, who owns and closes them.
+    private static func values(of reply: OpaquePointer?, what: String) -> Result<[DBusValue], MotionError> {
         do {
-            values = try Message.readAll(reply)
+            return .success(try Message.readAll(reply).map { value in
+                guard case .fileDescriptor(let descriptor) = value else { return value }
+                return .fileDescriptor(fcntl(descriptor, F_DUPFD_CLOEXEC, 3))
+            })
         } catch {
-            throw MotionError(.ioFailure, "the reply of \(what) cannot be read", underlying: error)
-        }
-        return values.map { value in
-            guard case .fileDescriptor(let descriptor) = value else { return value }
-            return .fileDescriptor(fcntl(descriptor, F_DUPFD_CLOEXEC, 3))
+            return .failure(MotionError(.ioFailure, "the reply of \(what) cannot be read", underlying: error))
         }
     }
 
@@ -242,18 +261,18 @@ package final class DBusConnection {
         timeout: Double = 25, completion: @escaping (Result<[DBusValue], MotionError>) -> Void
     ) {
         let what = "\(interface).\(member) on \(destination)"
-        var message: OpaquePointer?
-        var status = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
-        defer { sd_bus_message_unref(message) }
-        if status >= 0 { status = Message.append(arguments, to: message) }
-        guard status >= 0 else {
-            completion(.failure(MotionError(.invalidArgument, "cannot build the call \(what)", underlying: SystemErrno(-status))))
+        let message: OpaquePointer?
+        do {
+            message = try methodCall(destination, path, interface, member, arguments, what: what)
+        } catch {
+            completion(.failure(error))
             return
         }
+        defer { sd_bus_message_unref(message) }
         let box = Unmanaged.passRetained(ClosureBox { reply in
             completion(Self.result(of: reply, what: what))
         })
-        status = sd_bus_call_async(bus, nil, message, { reply, userdata, _ in
+        let status = sd_bus_call_async(bus, nil, message, { reply, userdata, _ in
             let box = Unmanaged<ClosureBox>.fromOpaque(userdata!)
             box.takeUnretainedValue().body(reply)
             box.release()
@@ -268,22 +287,9 @@ package final class DBusConnection {
     /// The values of a method reply, or its error as `MotionError`.
     private static func result(of reply: OpaquePointer?, what: String) -> Result<[DBusValue], MotionError> {
         if let error = sd_bus_message_get_error(reply), sd_bus_error_is_set(error) != 0 {
-            let name = error.pointee.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
-            let text = error.pointee.message.map { String(cString: $0) } ?? name
-            let code: MotionError.Code =
-                switch name {
-                case "org.freedesktop.DBus.Error.AccessDenied": .permissionDenied
-                case "org.freedesktop.DBus.Error.InvalidArgs": .invalidArgument
-                case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner": .deviceNotFound
-                default: .ioFailure
-                }
-            return .failure(MotionError(code, "\(what) failed: \(text)", underlying: DBusErrorReply(name, text)))
+            return .failure(failure(of: error.pointee, what: what))
         }
-        do {
-            return .success(try Message.readAll(reply))
-        } catch {
-            return .failure(MotionError(.ioFailure, "the reply of \(what) cannot be read", underlying: error))
-        }
+        return values(of: reply, what: what)
     }
 
     /// Runs `onVanish` once when the peer `uniqueName` leaves the bus (`sd_bus_track`). The watch lasts while

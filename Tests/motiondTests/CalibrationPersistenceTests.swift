@@ -97,14 +97,8 @@ struct CalibrationPersistenceTests {
             let fixture = ServiceFixture(testbed: testbed, bus: bus, accelerometer: path)
             let service = try await fixture.startService()
             defer { service.stop() }
-            let feeder = Task {
-                var next = 0
-                while !Task.isCancelled {
-                    if (try? testbed.feed("/dev/iio:device0", Self.still(next..<next + 10), scanSize: Self.encoder.scanSize)) != nil {
-                        next += 10
-                    }
-                    try? await Task.sleep(for: .milliseconds(100))
-                }
+            let feeder = ServiceFixture.feedInRealTime { range in
+                try testbed.feed("/dev/iio:device0", Self.still(range), scanSize: Self.encoder.scanSize)
             }
             defer { feeder.cancel() }
             let client = try await BusClient(address: bus.address)

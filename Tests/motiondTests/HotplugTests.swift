@@ -14,14 +14,7 @@ struct HotplugTests {
             defer { fixture.stop() }
             let service = try await fixture.startService()
             defer { service.stop() }
-            // A device that delivers in real time: 10 scans every 0.1 s, whenever its node exists.
-            let feeder = Task {
-                var next = 0
-                while !Task.isCancelled {
-                    if (try? fixture.feed(next..<next + 10)) != nil { next += 10 }
-                    try? await Task.sleep(for: .milliseconds(100))
-                }
-            }
+            let feeder = fixture.feedInRealTime()
             defer { feeder.cancel() }
             let client = try await BusClient(address: fixture.bus.address)
             let stream = try await client.openStream("samples", interval: 0.05, format: "csv")

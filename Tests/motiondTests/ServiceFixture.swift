@@ -44,6 +44,23 @@ struct ServiceFixture {
             Self.encoder.encode(rows: range.map { i in [0, -1024, 0, 1_000_000_000 + Int64(i) * 10_000_000] }))
     }
 
+    /// Feeds the buffered accelerometer in real time: 10 scans every 0.1 s (a 100 Hz device), whenever its node
+    /// exists (not while it is unplugged), until the task is cancelled.
+    func feedInRealTime() -> Task<Void, Never> {
+        Self.feedInRealTime { try feed($0) }
+    }
+
+    /// Calls `feed` with the next 10 scan numbers every 0.1 s; numbers that could not be fed are fed again.
+    static func feedInRealTime(_ feed: @escaping @Sendable (Range<Int>) throws -> Void) -> Task<Void, Never> {
+        Task {
+            var next = 0
+            while !Task.isCancelled {
+                if (try? feed(next..<next + 10)) != nil { next += 10 }
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
     /// Starts motiond with `arguments` and waits (at most 20 s) until it serves the bus name.
     func startService(_ arguments: [String] = []) async throws -> ChildProcess {
         let service = try bus.start(Self.executable, arguments)

@@ -24,13 +24,7 @@ struct ServiceSourceTests {
             defer { fixture.stop() }
             let service = try await fixture.startService()
             defer { service.stop() }
-            let feeder = Task {
-                var next = 0
-                while !Task.isCancelled {
-                    if (try? fixture.feed(next..<next + 10)) != nil { next += 10 }
-                    try? await Task.sleep(for: .milliseconds(100))
-                }
-            }
+            let feeder = fixture.feedInRealTime()
             defer { feeder.cancel() }
             let manager = try MotionManager(source: .service(busAddress: fixture.bus.address))
             #expect(manager.isAccelerometerAvailable && !manager.isGyroAvailable)
@@ -61,13 +55,7 @@ struct ServiceSourceTests {
             defer { fixture.stop() }
             let service = try await fixture.startService()
             defer { service.stop() }
-            let feeder = Task {
-                var next = 0
-                while !Task.isCancelled {
-                    if (try? fixture.feed(next..<next + 10)) != nil { next += 10 }
-                    try? await Task.sleep(for: .milliseconds(100))
-                }
-            }
+            let feeder = fixture.feedInRealTime()
             defer { feeder.cancel() }
             let stream = try fixture.bus.start(Self.motionctl, ["stream", "--service", "--interval", "0.1", "--format", "jsonl"])
             defer { stream.stop() }
@@ -100,13 +88,7 @@ struct ServiceSourceTests {
             defer { fixture.stop() }
             let service = try await fixture.startService()
             defer { service.stop() }
-            let feeder = Task {
-                var next = 0
-                while !Task.isCancelled {
-                    if (try? fixture.feed(next..<next + 10)) != nil { next += 10 }
-                    try? await Task.sleep(for: .milliseconds(100))
-                }
-            }
+            let feeder = fixture.feedInRealTime()
             defer { feeder.cancel() }
             let first = try fixture.bus.start(Self.motionctl, ["stream", "--service", "--interval", "0.1"])
             defer { first.stop() }

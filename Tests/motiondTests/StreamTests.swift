@@ -164,7 +164,7 @@ struct StreamTests {
             let refused = try await open("--clear-groups", "samples", "0.01", "csv")
             #expect(refused.0 != 0)
             #expect(refused.1.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(refused.1)")
-            #expect(refused.1.contains("needs membership in the group 'users' or root"), "\(refused.1)")
+            #expect(refused.1.contains("needs membership in the group 'users', root, or polkit's org.swiftmotion.Motion1.high-rate"), "\(refused.1)")
             let motion = try await open("--clear-groups", "device-motion", "0.02", "csv")
             #expect(motion.0 != 0, "\(motion.1)")  // refused for the right, or as the device has no gyroscope
             let slow = try await open("--clear-groups", "samples", "0.04", "csv")
