@@ -74,6 +74,39 @@ struct SensorProxyCompatibilityTests {
         }
     }
 
+    @Test(
+        "--orientation-rules iio-sensor-proxy reproduces its rules, tilt sign included; the default has consistent signs",
+        arguments: [("iio-sensor-proxy", "face-up"), ("swift-motion", "face-down")])
+    func orientationRules(rules: String, flatTilt: String) async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.make(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService(["--orientation-rules", rules])
+            defer { service.stop() }
+            #expect(service.text.contains("orientation rules \(rules)"))
+            let monitor = try fixture.bus.start("/usr/bin/monitor-sensor")  // holds the claim
+            defer { monitor.stop() }
+            func tilt() async throws -> String {
+                try await fixture.bus.busctl([
+                    "get-property", "net.hadess.SensorProxy", "/net/hadess/SensorProxy", "net.hadess.SensorProxy",
+                    "AccelerometerTilt",
+                ]).output
+            }
+            #expect(await eventually { MonitorSensor.orientations(in: monitor.text).last == "normal" }, "\(monitor.text)")
+            #expect(try await tilt() == "s \"vertical\"\n")
+            // Lying flat, z = +1 g as read (Core Motion's sign: screen down): iio-sensor-proxy calls it face-up
+            // (systemd#40119); swift-motion's rules, face-down. The orientation stays the last upright one.
+            fixture.hold((0, 0, 1024))
+            var last = ""
+            for _ in 0..<200 where last != "s \"\(flatTilt)\"\n" {
+                try await Task.sleep(for: .milliseconds(100))
+                last = try await tilt()
+            }
+            #expect(last == "s \"\(flatTilt)\"\n")
+            #expect(MonitorSensor.orientations(in: monitor.text).last == "normal")
+        }
+    }
+
     @Test("busctl: the properties of iio-sensor-proxy 3.x, and clear errors that change nothing for others")
     func busctl() async throws {
         try await Testbed.run { testbed in

@@ -44,6 +44,16 @@ struct ServiceFixture {
             Self.encoder.encode(rows: range.map { i in [0, -1024, 0, 1_000_000_000 + Int64(i) * 10_000_000] }))
     }
 
+    /// Feeds scans of the buffered accelerometer: for each scan number i, its raw (x, y, z), at 1 s + i × 10 ms.
+    func feed(_ range: Range<Int>, raw: (Int) -> (Int64, Int64, Int64)) throws {
+        try testbed.feed(
+            "/dev/iio:device0",
+            Self.encoder.encode(rows: range.map { i in
+                let (x, y, z) = raw(i)
+                return [x, y, z, 1_000_000_000 + Int64(i) * 10_000_000]
+            }))
+    }
+
     /// Feeds the buffered accelerometer in real time: 10 scans every 0.1 s (a 100 Hz device), whenever its node
     /// exists (not while it is unplugged), until the task is cancelled.
     func feedInRealTime() -> Task<Void, Never> {

@@ -53,6 +53,38 @@ struct StreamTests {
         }
     }
 
+    @Test("Event streams: an orientation change and a shake, as motionctl prints them")
+    func eventStreams() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let client = try await BusClient(address: fixture.bus.address)
+            let shakes = try await client.openStream("shake", interval: 1, format: "jsonl")
+            let changes = try await client.openStream("orientation", interval: 1, format: "jsonl")
+            defer {
+                shakes.close()
+                changes.close()
+            }
+            #expect(await eventually { testbed.attribute(fixture.accelerometer, "buffer/enable") == "1" })
+            // 1.5 s upright, 0.75 s of shaking along x (1.5 g at 4 Hz: three full back-and-forths), 1.5 s upright.
+            let shaking = 150..<225
+            for batch in 0..<38 {
+                try fixture.feed(batch * 10..<batch * 10 + 10) { i in
+                    guard shaking.contains(i) else { return (0, -1024, 0) }
+                    return (Int64(1536 * sin(2 * Double.pi * 4 * Double(i - shaking.lowerBound) / 100)), -1024, 0)
+                }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(await changes.read { $0.contains { $0.contains("\"orientation\":\"portrait\"") } }, "\(changes.lines)")
+            #expect(await shakes.read { $0.contains { $0.contains("\"phase\":\"ended\"") } }, "\(shakes.lines)")
+            let phases = shakes.lines.filter { $0.hasPrefix("{\"type\":\"shake\"") }
+            #expect(phases.count == 2 && phases[0].contains("\"phase\":\"began\"") && phases[0].contains("\"axis\":\"x\""), "\(phases)")
+            await client.close()
+        }
+    }
+
     @Test("Bad requests get D-Bus errors that say what is accepted, and change nothing for other clients")
     func badRequests() async throws {
         try await Testbed.run { testbed in
