@@ -60,7 +60,9 @@ struct CalibrationPersistenceTests {
             defer { stream.close() }
             #expect(await eventually { testbed.attribute(path, "buffer/enable") == "1" })
             for batch in 0..<100 {  // 10 s, device time
-                try testbed.feed("/dev/iio:device0", Self.still(batch * 10..<batch * 10 + 10), scanSize: Self.encoder.scanSize)
+                try testbed.feed(
+                    "/dev/iio:device0", Self.still(batch * 10..<batch * 10 + 10), scanSize: Self.encoder.scanSize,
+                    timeout: 10)
                 try await Task.sleep(for: .milliseconds(5))
             }
             #expect(await stream.read { $0.count >= 100 }, "\(stream.lines.count) lines: \(stream.lines.suffix(3)); \(first.text)")
@@ -98,7 +100,7 @@ struct CalibrationPersistenceTests {
             let service = try await fixture.startService()
             defer { service.stop() }
             let feeder = ServiceFixture.feedInRealTime { range in
-                try testbed.feed("/dev/iio:device0", Self.still(range), scanSize: Self.encoder.scanSize)
+                try testbed.feed("/dev/iio:device0", Self.still(range), scanSize: Self.encoder.scanSize, timeout: 0.05)
             }
             defer { feeder.cancel() }
             let client = try await BusClient(address: bus.address)

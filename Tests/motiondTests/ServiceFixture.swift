@@ -38,10 +38,12 @@ struct ServiceFixture {
         channels: [(0, "le:s16/16>>0"), (1, "le:s16/16>>0"), (2, "le:s16/16>>0"), (3, "le:s64/64>>0")])
 
     /// Feeds scans `range` of the buffered accelerometer, lying upright: t = 1 s + i × 10 ms.
-    func feed(_ range: Range<Int>) throws {
+    /// Waits at most `timeout` seconds while nobody reads the device, then throws.
+    func feed(_ range: Range<Int>, timeout: Double = 10) throws {
         try testbed.feed(
             "/dev/iio:device0",
-            Self.encoder.encode(rows: range.map { i in [0, -1024, 0, 1_000_000_000 + Int64(i) * 10_000_000] }))
+            Self.encoder.encode(rows: range.map { i in [0, -1024, 0, 1_000_000_000 + Int64(i) * 10_000_000] }),
+            timeout: timeout)
     }
 
     /// Feeds scans of the buffered accelerometer: for each scan number i, its raw (x, y, z), at 1 s + i × 10 ms.
@@ -51,16 +53,19 @@ struct ServiceFixture {
             Self.encoder.encode(rows: range.map { i in
                 let (x, y, z) = raw(i)
                 return [x, y, z, 1_000_000_000 + Int64(i) * 10_000_000]
-            }))
+            }),
+            timeout: 10)
     }
 
     /// Feeds the buffered accelerometer in real time: 10 scans every 0.1 s (a 100 Hz device), whenever its node
     /// exists (not while it is unplugged), until the task is cancelled.
     func feedInRealTime() -> Task<Void, Never> {
-        Self.feedInRealTime { try feed($0) }
+        Self.feedInRealTime { try feed($0, timeout: 0.05) }
     }
 
     /// Calls `feed` with the next 10 scan numbers every 0.1 s; numbers that could not be fed are fed again.
+    /// `feed` must not wait long (a bounded write): the task runs on the shared pool, and a write that waits for
+    /// a reader that has stopped would hold one of its few threads for ever.
     static func feedInRealTime(_ feed: @escaping @Sendable (Range<Int>) throws -> Void) -> Task<Void, Never> {
         Task {
             var next = 0

@@ -281,7 +281,11 @@ public final class Testbed: @unchecked Sendable {
     /// each arrives whole, as a kernel buffer hands over whole scans: write one batch per call to wake a reader
     /// once per batch. (A write larger than `PIPE_BUF` could reach the reader in pieces split anywhere.) A pty
     /// gets them as they fit.
-    public func feed(_ node: String, _ bytes: [UInt8], scanSize: Int = 1) throws(TestbedError) {
+    ///
+    /// While the node is full (nobody reads it), the write waits, at most `timeout` seconds in all when given
+    /// (then it throws, with what was written so far written), else for ever.
+    public func feed(_ node: String, _ bytes: [UInt8], scanSize: Int = 1, timeout: Double? = nil) throws(TestbedError) {
+        let deadline = timeout.map { Date().addingTimeInterval($0) }
         guard let files = nodes.values.first(where: { "/dev/" + $0.name == node }), files.writer >= 0 else {
             throw TestbedError("\(node) has no pty or FIFO (add it with a .pty or .fifo node)")
         }
@@ -295,8 +299,11 @@ public final class Testbed: @unchecked Sendable {
             if written < 0 {
                 if errno == EINTR { continue }
                 if errno == EAGAIN {
+                    if let deadline, Date() >= deadline {
+                        throw TestbedError("\(node) is full: nobody read \(bytes.count - done) bytes in time")
+                    }
                     var request = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                    _ = poll(&request, 1, 1000)
+                    _ = poll(&request, 1, deadline == nil ? 1000 : 50)
                     continue
                 }
                 throw TestbedError("writing to \(node) failed: errno \(errno)")
