@@ -25,13 +25,17 @@ package struct ServiceConfiguration: Sendable {
     package var claimTimeout: Double
     /// The group whose members may open raw streams faster than 25 Hz (root may too).
     package var highRateGroup: String
+    /// Seconds of samples per wake-up of the device (`CaptureConfiguration/batchDuration`: the buffer watermark
+    /// is rate × this, at least one scan). Lower cuts the latency of every stream, higher cuts CPU time.
+    package var batchDuration: Double
 
     package init(
         device: String = "auto", includeBase: Bool = false, orientationRules: OrientationRules = .swiftMotion,
         stateDirectory: String? = nil, replace: Bool = false, claimTimeout: Double = 10,
-        highRateGroup: String = "motion"
+        highRateGroup: String = "motion", batchDuration: Double = 0.05
     ) {
         self.highRateGroup = highRateGroup
+        self.batchDuration = batchDuration
         self.device = device
         self.includeBase = includeBase
         self.orientationRules = orientationRules
@@ -72,7 +76,9 @@ package enum MotionDaemon {
         var motion = MotionConfiguration()
         motion.calibration = calibration
         let source = MotionSource.device(
-            configuration.device, configuration: DeviceSourceConfiguration(includeBase: configuration.includeBase),
+            configuration.device, configuration: DeviceSourceConfiguration(
+                includeBase: configuration.includeBase,
+                capture: CaptureConfiguration(batchDuration: configuration.batchDuration)),
             events: { event in log(event.description) })
         let manager = try MotionManager(source: source, configuration: motion)
 

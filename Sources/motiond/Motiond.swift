@@ -40,9 +40,15 @@ struct Motiond: ParsableCommand, Sendable {
     @Option(help: "The group whose members may open raw streams faster than 25 Hz (root may too).")
     var highRateGroup = "motion"
 
+    @Option(help: "Seconds of samples per wake-up of the device (its buffer watermark is rate × this, at least one sample): lower cuts the streams' latency, higher the CPU time.")
+    var batchDuration = 0.05
+
     func validate() throws {
         guard claimTimeout > 0, claimTimeout.isFinite else {
             throw ValidationError("--claim-timeout must be a positive number of seconds, not \(claimTimeout)")
+        }
+        guard batchDuration > 0, batchDuration.isFinite else {
+            throw ValidationError("--batch-duration must be a positive number of seconds, not \(batchDuration)")
         }
     }
 
@@ -52,7 +58,7 @@ struct Motiond: ParsableCommand, Sendable {
         let configuration = ServiceConfiguration(
             device: device, includeBase: includeBase, orientationRules: orientationRules,
             stateDirectory: directory?.split(separator: ":").first.map(String.init), replace: replace,
-            claimTimeout: claimTimeout, highRateGroup: highRateGroup)
+            claimTimeout: claimTimeout, highRateGroup: highRateGroup, batchDuration: batchDuration)
         do {
             try await MotionDaemon.run(configuration) { line in Self.log(line) }
         } catch {
