@@ -40,8 +40,11 @@ struct Motiond: ParsableCommand, Sendable {
     @Option(help: "The group whose members may open raw streams faster than 25 Hz (root may too).")
     var highRateGroup = "motion"
 
-    @Option(help: "Seconds of samples per wake-up of the device (its buffer watermark is rate × this, at least one sample): lower cuts the streams' latency, higher the CPU time.")
+    @Option(help: "Seconds of samples per wake-up of the device at most (its buffer watermark is rate × this, at least one sample): lower cuts the streams' latency, higher the CPU time.")
     var batchDuration = 0.05
+
+    @Flag(inversion: .prefixedNo, help: "Wake up at least once per interval of the fastest stream when that is shorter than --batch-duration, so that records wait at most that long in the device's buffer (one sample per wake-up at a 1 kHz stream). --no-low-latency always takes --batch-duration of samples per wake-up (less CPU time).")
+    var lowLatency = true
 
     func validate() throws {
         guard claimTimeout > 0, claimTimeout.isFinite else {
@@ -58,7 +61,8 @@ struct Motiond: ParsableCommand, Sendable {
         let configuration = ServiceConfiguration(
             device: device, includeBase: includeBase, orientationRules: orientationRules,
             stateDirectory: directory?.split(separator: ":").first.map(String.init), replace: replace,
-            claimTimeout: claimTimeout, highRateGroup: highRateGroup, batchDuration: batchDuration)
+            claimTimeout: claimTimeout, highRateGroup: highRateGroup, batchDuration: batchDuration,
+            lowLatency: lowLatency)
         do {
             try await MotionDaemon.run(configuration) { line in Self.log(line) }
         } catch {
