@@ -482,7 +482,7 @@ struct MachineCPU {
         defer { fclose(file) }
         var line = [CChar](repeating: 0, count: 512)
         guard fgets(&line, Int32(line.count), file) != nil else { return }
-        let text = String(cString: line)
+        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let values = text.split(whereSeparator: { $0 == " " || $0 == "\n" }).dropFirst().compactMap { Double($0) }
         guard values.count >= 5 else { return }
         total = values.prefix(8).reduce(0, +)
