@@ -134,15 +134,24 @@ public struct DeviceSourceConfiguration: Hashable, Sendable {
     public var capture: CaptureConfiguration
     /// What happens when a device goes away.
     public var reconnect: ReconnectPolicy
+    /// When `true`, one wake-up never carries more than the subscriptions' fastest interval: the capture's batch
+    /// duration is the smaller of `capture.batchDuration` and that interval, so a sample waits in the device's
+    /// buffer at most one interval of the fastest subscription (at a device rate of 1 / interval, one scan per
+    /// wake-up) instead of up to `capture.batchDuration`. It costs one wake-up per record of the fastest
+    /// subscription. Subscriptions that take every sample (interval 0, events) keep `capture.batchDuration`.
+    /// `false` (the default): always `capture.batchDuration`.
+    public var batchWithinInterval: Bool
 
     /// Creates a configuration: by default the display's devices, the default capture, and waiting for a
     /// device that goes away to come back.
     public init(
-        includeBase: Bool = false, capture: CaptureConfiguration = .init(), reconnect: ReconnectPolicy = .waitForDevice
+        includeBase: Bool = false, capture: CaptureConfiguration = .init(), reconnect: ReconnectPolicy = .waitForDevice,
+        batchWithinInterval: Bool = false
     ) {
         self.includeBase = includeBase
         self.capture = capture
         self.reconnect = reconnect
+        self.batchWithinInterval = batchWithinInterval
     }
 }
 

@@ -93,7 +93,8 @@ final class DeviceInput {
     let selector: DeviceSelector
     let options: DeviceOptions
     private var session: IIODeviceSession?
-    private var openedFor: (interval: Double, sensors: SensorSet)?
+    /// The fastest interval, the capture configuration it gave and the sensors the session was opened with.
+    private var openedFor: (interval: Double, capture: CaptureConfiguration, sensors: SensorSet)?
     private var batch: [MotionSample] = []
     private var nextInBatch = 0
 
@@ -105,9 +106,13 @@ final class DeviceInput {
     /// The next sample of the current batch, or `nil` when it is used up (or the wanted rate or sensors changed:
     /// the device is then closed, to reopen at the next ``fetch(fastestInterval:sensors:)``).
     func nextAtHand(fastestInterval interval: Double, sensors: SensorSet) -> MotionSample? {
-        let fixedRate = options.configuration.capture.rate != nil
-        if let openedFor, (!fixedRate && openedFor.interval != interval) || openedFor.sensors != sensors {
-            close()
+        // A new fastest interval reopens the device only when it changes the capture (its rate, or its batch).
+        if let opened = openedFor {
+            if opened.sensors != sensors {
+                close()
+            } else if opened.interval != interval {
+                if opened.capture != capture(for: interval) { close() } else { openedFor?.interval = interval }
+            }
         }
         guard nextInBatch < batch.count else { return nil }
         defer { nextInBatch += 1 }
@@ -134,15 +139,25 @@ final class DeviceInput {
         }
     }
 
-    private func open(interval: Double, sensors: SensorSet) throws(MotionError) -> IIODeviceSession {
+    /// The capture for a fastest interval of `interval`: the rate follows it unless the configuration fixes one,
+    /// and so does the batch with ``DeviceSourceConfiguration/batchWithinInterval``.
+    private func capture(for interval: Double) -> CaptureConfiguration {
         var capture = options.configuration.capture
         if capture.rate == nil && interval > 0 { capture.rate = 1 / interval }
+        if options.configuration.batchWithinInterval && interval > 0 {
+            capture.batchDuration = min(capture.batchDuration, interval)
+        }
+        return capture
+    }
+
+    private func open(interval: Double, sensors: SensorSet) throws(MotionError) -> IIODeviceSession {
+        let capture = capture(for: interval)
         let session = try IIODeviceSession(
             selector: selector, sensors: sensors.isEmpty ? .all : sensors,
             includeBase: options.configuration.includeBase, configuration: capture,
             reconnect: options.configuration.reconnect)
         self.session = session
-        openedFor = (interval, sensors)
+        openedFor = (interval, capture, sensors)
         return session
     }
 

@@ -27,14 +27,25 @@ package struct ServiceConfiguration: Sendable {
     package var highRateGroup: String
     /// Whether polkit is asked who may claim sensors, open streams and have high rates.
     package var polkit: PolkitUse
+    /// Seconds of samples per wake-up of the device (`CaptureConfiguration/batchDuration`: the buffer watermark
+    /// is rate × this, at least one scan). Lower cuts the latency of every stream, higher cuts CPU time.
+    package var batchDuration: Double
+    /// Cut the batch to the streams' fastest interval when that is shorter than ``batchDuration``
+    /// (`DeviceSourceConfiguration/batchWithinInterval`): a stream's record waits in the device's buffer at most
+    /// one interval of the fastest stream. On by default: a client at 1 ms gets each record within about a
+    /// millisecond of the sample (Docs/Performance.md, "motiond").
+    package var lowLatency: Bool
 
     package init(
         device: String = "auto", includeBase: Bool = false, orientationRules: OrientationRules = .swiftMotion,
         stateDirectory: String? = nil, replace: Bool = false, claimTimeout: Double = 10,
-        highRateGroup: String = "motion", polkit: PolkitUse = .auto
+        highRateGroup: String = "motion", polkit: PolkitUse = .auto, batchDuration: Double = 0.05,
+        lowLatency: Bool = true
     ) {
+        self.lowLatency = lowLatency
         self.highRateGroup = highRateGroup
         self.polkit = polkit
+        self.batchDuration = batchDuration
         self.device = device
         self.includeBase = includeBase
         self.orientationRules = orientationRules
@@ -75,7 +86,10 @@ package enum MotionDaemon {
         var motion = MotionConfiguration()
         motion.calibration = calibration
         let source = MotionSource.device(
-            configuration.device, configuration: DeviceSourceConfiguration(includeBase: configuration.includeBase),
+            configuration.device, configuration: DeviceSourceConfiguration(
+                includeBase: configuration.includeBase,
+                capture: CaptureConfiguration(batchDuration: configuration.batchDuration),
+                batchWithinInterval: configuration.lowLatency),
             events: { event in log(event.description) })
         let manager = try MotionManager(source: source, configuration: motion)
 

@@ -1,6 +1,7 @@
 import Motion
 import MotionAlgorithms
 import MotionCore
+import MotionIIO
 import MotionTrace
 
 #if canImport(Glibc)
@@ -62,8 +63,12 @@ final class MotionStream: Sendable {
     }
 
     /// Starts writing; `ended` runs once, off the loop, with why the stream ended.
+    ///
+    /// The stream's task prefers the device's thread (`IIOCapture.executor`), on which the manager's producer
+    /// runs: the producer's delivery resumes it there, after the batch, with no other thread to wake (a stream's
+    /// work per record is short: render the line, one non-blocking `send`).
     func start(_ manager: MotionManager, ended: @escaping @Sendable (MotionStream, String) -> Void) {
-        let task = Task { [self] in
+        let task = Task(executorPreference: IIOCapture.executor) { [self] in
             let reason = await run(manager)
             Glibc.close(socket)
             ended(self, state.withLock { $0.closeReason } ?? reason)

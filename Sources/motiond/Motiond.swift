@@ -43,9 +43,18 @@ struct Motiond: ParsableCommand, Sendable {
     @Option(help: "Ask polkit who may claim sensors and open streams: auto (when it runs), on (always), off.")
     var polkit: PolkitUse = .auto
 
+    @Option(help: "Seconds of samples per wake-up of the device at most (its buffer watermark is rate × this, at least one sample): lower cuts the streams' latency, higher the CPU time.")
+    var batchDuration = 0.05
+
+    @Flag(inversion: .prefixedNo, help: "Wake up at least once per interval of the fastest stream when that is shorter than --batch-duration, so that records wait at most that long in the device's buffer (one sample per wake-up at a 1 kHz stream). --no-low-latency always takes --batch-duration of samples per wake-up (less CPU time).")
+    var lowLatency = true
+
     func validate() throws {
         guard claimTimeout > 0, claimTimeout.isFinite else {
             throw ValidationError("--claim-timeout must be a positive number of seconds, not \(claimTimeout)")
+        }
+        guard batchDuration > 0, batchDuration.isFinite else {
+            throw ValidationError("--batch-duration must be a positive number of seconds, not \(batchDuration)")
         }
     }
 
@@ -55,7 +64,8 @@ struct Motiond: ParsableCommand, Sendable {
         let configuration = ServiceConfiguration(
             device: device, includeBase: includeBase, orientationRules: orientationRules,
             stateDirectory: directory?.split(separator: ":").first.map(String.init), replace: replace,
-            claimTimeout: claimTimeout, highRateGroup: highRateGroup, polkit: polkit)
+            claimTimeout: claimTimeout, highRateGroup: highRateGroup, polkit: polkit, batchDuration: batchDuration,
+            lowLatency: lowLatency)
         do {
             try await MotionDaemon.run(configuration) { line in Self.log(line) }
         } catch {

@@ -85,6 +85,30 @@ struct StreamTests {
         }
     }
 
+    @Test("The device's batch follows the fastest stream's interval (--low-latency, the default), or stays at --batch-duration")
+    func batchFollowsTheInterval() async throws {
+        // A stream at 0.01 s: the lis3dh runs at 100 Hz, where 0.05 s is 5 scans a wake-up and one interval is 1.
+        for (arguments, watermark) in [
+            ([String](), "1"), (["--no-low-latency"], "5"), (["--no-low-latency", "--batch-duration", "0.02"], "2"),
+        ] {
+            try await Testbed.run { testbed in
+                let fixture = try await ServiceFixture.makeBuffered(testbed)
+                defer { fixture.stop() }
+                let service = try await fixture.startService(arguments)
+                defer { service.stop() }
+                let client = try await BusClient(address: fixture.bus.address)
+                let reader = try await client.openStream("samples", interval: 0.01, format: "csv")
+                defer { reader.close() }
+                #expect(await eventually { testbed.attribute(fixture.accelerometer, "buffer/enable") == "1" })
+                #expect(testbed.attribute(fixture.accelerometer, "sampling_frequency") == "100")
+                #expect(testbed.attribute(fixture.accelerometer, "buffer/watermark") == watermark, "\(arguments)")
+                try fixture.feed(0..<10)
+                #expect(await reader.read { _ in reader.csvTimestamps.count >= 10 })
+                await client.close()
+            }
+        }
+    }
+
     @Test("Bad requests get D-Bus errors that say what is accepted, and change nothing for other clients")
     func badRequests() async throws {
         try await Testbed.run { testbed in
