@@ -212,7 +212,10 @@ final class ServiceInput {
 
     /// Closes the stream (the service sees its socket closed and ends it); the next fetch reopens it.
     func close() {
-        if socket >= 0 { Glibc.close(socket) }
+        if socket >= 0 {
+            Reactor.shared.forget(socket)  // before the close: the number may be reused by another wait
+            Glibc.close(socket)
+        }
         socket = -1
         openedFor = nil
         batch = []

@@ -157,7 +157,7 @@ package final class Reactor: TaskExecutor, Sendable {
     }
 
     /// Stops watching `fd`; call it before closing the descriptor (its number may be reused).
-    func forget(_ fd: Int32) {
+    package func forget(_ fd: Int32) {
         state.withLock { state in
             guard state.registered.removeValue(forKey: fd) != nil else { return }
             epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
