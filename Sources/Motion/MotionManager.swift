@@ -95,6 +95,8 @@ public final class MotionManager: Sendable {
 
     // MARK: Availability
 
+    /// The sensors the source has: a trace's columns, the devices present now, or the motion service's.
+    public var availableSensors: SensorSet { engine.availableSensors }
     /// `true` when the source has an accelerometer.
     public var isAccelerometerAvailable: Bool { engine.availableSensors.contains(.accelerometer) }
     /// `true` when the source has a gyroscope.

@@ -35,10 +35,11 @@ public struct SensorSet: OptionSet, Hashable, Sendable, CustomStringConvertible 
         self = set
     }
 
+    /// The short names of the members in canonical order, such as `["accel", "gyro"]`.
+    public var shortNameList: [String] { SensorSet.shortNames.filter { contains($0.sensor) }.map(\.name) }
+
     /// The short names of the members, comma-separated in canonical order, such as `accel,gyro`.
-    public var description: String {
-        SensorSet.shortNames.filter { contains($0.sensor) }.map(\.name).joined(separator: ",")
-    }
+    public var description: String { shortNameList.joined(separator: ",") }
 }
 
 extension Substring {

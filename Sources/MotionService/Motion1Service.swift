@@ -46,18 +46,10 @@ final class Motion1Service {
             property: { [unowned self] name in self.property(name) })
     }
 
-    private var availableSensors: SensorSet {
-        var sensors: SensorSet = []
-        if manager.isAccelerometerAvailable { sensors.insert(.accelerometer) }
-        if manager.isGyroAvailable { sensors.insert(.gyroscope) }
-        if manager.isMagnetometerAvailable { sensors.insert(.magnetometer) }
-        return sensors
-    }
-
     func property(_ name: String) -> DBusValue {
         switch name {
         case "Version": .string(SwiftMotion.version)
-        case "Sensors": .strings(SensorSet.shortNames.filter { availableSensors.contains($0.sensor) }.map(\.name))
+        case "Sensors": .strings(manager.availableSensors.shortNameList)
         case "ReferenceFrames": .strings(manager.availableAttitudeReferenceFrames.map(\.shortName))
         case "HighRateInterval": .double(StreamRequest.highRateInterval)
         default: .uint32(UInt32(streams.count))
@@ -95,7 +87,7 @@ final class Motion1Service {
                     ("id", .string(device.id)), ("name", .string(device.name)),
                     ("sysfs_path", .string(device.sysfsPath)),
                     ("location", .string("\(device.location.value)")),
-                    ("sensors", .strings(SensorSet.shortNames.filter { device.sensorSet.contains($0.sensor) }.map(\.name))),
+                    ("sensors", .strings(device.sensorSet.shortNameList)),
                     ("buffered", .boolean(device.buffer != nil)),
                 ]
                 if let label = device.label { entries.append(("label", .string(label))) }
@@ -126,7 +118,7 @@ final class Motion1Service {
             throw .invalidArguments("OpenStream takes (s kind, d interval, s format, a{sv} options)")
         }
         let request = try StreamRequest(
-            kind: kind, interval: interval, format: format, options: options, available: availableSensors,
+            kind: kind, interval: interval, format: format, options: options, available: manager.availableSensors,
             frames: manager.availableAttitudeReferenceFrames)
         // Who may: polkit's claim-sensor for every stream, then the high-rate right for fast raw ones; asked
         // without blocking, the stream opens once allowed.

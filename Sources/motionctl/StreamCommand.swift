@@ -90,10 +90,7 @@ struct StreamCommand: AsyncParsableCommand {
         if processing.interval > 0 { metadata["update_interval_s"] = "\(processing.interval)" }
         let (wanted, interval, format) = (processing.sensors?.set ?? .all, processing.interval, output.format)
         try await LiveEventOptions.run(.service(), configuration: configuration) { [metadata] manager throws(MotionError) in
-            var available: SensorSet = []
-            if manager.isAccelerometerAvailable { available.insert(.accelerometer) }
-            if manager.isGyroAvailable { available.insert(.gyroscope) }
-            if manager.isMagnetometerAvailable { available.insert(.magnetometer) }
+            let available = manager.availableSensors
             // Nothing available: the service cannot be reached, and the subscription says why.
             let sensors = available.isEmpty ? wanted : wanted.intersection(available)
             guard !sensors.isEmpty else {
