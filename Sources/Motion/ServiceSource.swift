@@ -1,6 +1,7 @@
 import MotionCore
 import MotionDBus
 import MotionIIO
+import MotionTrace
 
 #if canImport(Glibc)
 import Glibc
@@ -88,7 +89,8 @@ final class ServiceInput {
     private var client: ServiceClient?
     private var socket: Int32 = -1
     private var openedFor: (interval: Double, sensors: SensorSet)?
-    private var columns: [String]?
+    /// The stream's CSV header line, once received.
+    private var header: [UInt8]?
     private var pendingBytes: [UInt8] = []
     private var batch: [MotionSample] = []
     private var nextInBatch = 0
@@ -163,49 +165,43 @@ final class ServiceInput {
             "OpenStream",
             [
                 .string("samples"), .double(asked), .string("csv"),
-                .properties([("sensors", .strings(SensorSet.shortNames.filter { chosen.contains($0.sensor) }.map(\.name)))]),
+                .properties([("sensors", .strings(chosen.shortNameList))]),
             ])
         guard case .fileDescriptor(let descriptor)? = reply.first, descriptor >= 0 else {
             throw MotionError(.ioFailure, "the motion service's OpenStream replied \(reply)")
         }
         socket = descriptor
         openedFor = (interval, sensors)
-        columns = nil
+        header = nil
         pendingBytes = []
     }
 
-    /// Turns the complete lines received into samples: the CSV header names the columns, `#` lines (metadata,
-    /// a `dropped` event) are skipped.
+    /// Turns the complete lines received into samples, through the trace reader (`TraceReader`, the canonical
+    /// format's one parser, with its checks and errors): the stream's header line, kept from its start, is put
+    /// before each batch of rows; `#` lines (metadata, a `dropped` event) are comments to it.
     private func parseLines() throws(MotionError) {
-        var start = 0
-        var samples: [MotionSample] = []
-        while let newline = pendingBytes[start...].firstIndex(of: UInt8(ascii: "\n")) {
-            let line = String(decoding: pendingBytes[start..<newline], as: UTF8.self)
-            start = newline + 1
-            if line.hasPrefix("#") || line.isEmpty { continue }
-            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
-            guard let columns else {
-                columns = fields.map(String.init)
-                continue
+        guard let lastNewline = pendingBytes.lastIndex(of: UInt8(ascii: "\n")) else { return }
+        var lines = pendingBytes[...lastNewline]
+        pendingBytes.removeFirst(lastNewline + 1)
+        if header == nil {
+            var start = lines.startIndex
+            while let newline = lines[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                if lines[start] != UInt8(ascii: "#") {
+                    header = Array(lines[start...newline])
+                    lines = lines[(newline + 1)...]
+                    break
+                }
+                start = newline + 1
             }
-            var values: [String: Double] = [:]
-            for (name, field) in zip(columns, fields) where !field.isEmpty { values[name] = Double(field) }
-            guard let t = values["t"] else {
-                throw MotionError(.malformedTrace, "the motion service sent a row without a time: \(line)")
-            }
-            func vector(_ x: String, _ y: String, _ z: String) -> SIMD3<Double>? {
-                guard let a = values[x], let b = values[y], let c = values[z] else { return nil }
-                return SIMD3(a, b, c)
-            }
-            let timestamp = max(t, lastTimestamp)
-            lastTimestamp = timestamp
-            samples.append(MotionSample(
-                timestamp: timestamp,
-                acceleration: vector("ax", "ay", "az").map { Acceleration(x: $0.x, y: $0.y, z: $0.z) },
-                rotationRate: vector("gx", "gy", "gz").map { RotationRate(x: $0.x, y: $0.y, z: $0.z) },
-                magneticField: vector("mx", "my", "mz").map { MagneticField(x: $0.x, y: $0.y, z: $0.z) }))
+            guard header != nil else { return }  // only metadata so far
         }
-        pendingBytes.removeFirst(start)
+        let reader = try TraceReader(bytes: header! + lines, name: "the motion service's stream")
+        var samples: [MotionSample] = []
+        while var sample = try reader.next() {
+            sample.timestamp = max(sample.timestamp, lastTimestamp)
+            lastTimestamp = sample.timestamp
+            samples.append(sample)
+        }
         batch = samples
         nextInBatch = 0
     }
