@@ -6,11 +6,13 @@ import MotionTrace
 /// A calibration (``MotionManager/calibration``: gyroscope bias and its uncertainty, magnetometer calibration)
 /// kept in a file so that it survives restarts, as a service keeps it in its state directory.
 ///
-/// The file is JSON: `{"format": "swift-motion calibration", "version": 1, "state": {…}}`, the state being
-/// `DeviceMotionFilter.State`'s own encoding (infinities as the strings `inf`, `-inf`).
+/// The file is JSON: `{"format": "swift-motion calibration", "version": 2, "state": {…}}`, the state being
+/// `DeviceMotionFilter.State`'s own encoding (infinities as the strings `inf`, `-inf`). Version 2: the estimator's
+/// state holds the magnetometer readings averaged since its last heading correction, and its settings
+/// `magnetometerUpdateInterval`.
 public enum CalibrationFile {
     static let format = "swift-motion calibration"
-    static let version = 1
+    static let version = 2
 
     private struct Contents: Codable {
         var format: String

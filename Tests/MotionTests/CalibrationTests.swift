@@ -63,7 +63,8 @@ import Testing
     /// A damaged file, or one of another format or version, is a clear error naming it (the caller starts from
     /// zero); saving over it replaces it whole, and leaves no temporary file.
     @Test(arguments: [
-        "{\"format\": \"swift-motion calibration\", \"version\": 1, \"state\": {\"truncated",
+        "{\"format\": \"swift-motion calibration\", \"version\": 2, \"state\": {\"truncated",
+        "{\"format\": \"swift-motion calibration\", \"version\": 1, \"state\": {}}",
         "{\"format\": \"swift-motion calibration\", \"version\": 99, \"state\": {}}",
         "{\"format\": \"something else\"}", "\u{0}\u{1}binary",
     ])

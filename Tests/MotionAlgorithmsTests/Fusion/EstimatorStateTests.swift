@@ -35,7 +35,8 @@ import Testing
                       .xMagneticNorthZVertical, .xTrueNorthZVertical])
     func restoringContinuesBitForBit(frame: AttitudeReferenceFrame) throws {
         let frames = Self.frames
-        // Saved at 7 s (before the calibration has a fit), 21 s (fitted, moving) and 45 s (in a hold).
+        // Saved at 7 s (before the calibration has a fit), 21 s (fitted, moving) and 45 s (in a hold); each between
+        // two heading corrections (every 0.05 s), with magnetometer readings averaged since the last one.
         for split in [700, 2100, 4500] {
             var uninterrupted = DeviceMotionFilter(
                 referenceFrame: frame, magneticDeclination: 0.05, predictionInterval: 0.003)
