@@ -116,6 +116,8 @@ public struct MagnetometerCalibrator: Sendable, Codable {
     var windowCount = 0
     var windowNext = 0
     var windowKeptSinceCheck = 0
+    // Bit k set: the reading in slot k was disturbed (its distance from the candidate's centre off the radius).
+    var disturbedSlots: UInt32 = 0
     var lastKept = SIMD3<Double>(repeating: .infinity)
     var lastCheckTimestamp: Double = -.infinity
     var fitSinceCheck = false
@@ -199,6 +201,8 @@ public struct MagnetometerCalibrator: Sendable, Codable {
                 undisturbedTime = 0
                 disturbedTime += dt
                 if disturbedTime >= configuration.recalibrationTime { restart() }
+                keep(field, disturbed: true)
+                checkTrustWhenDue(at: timestamp)
                 return calibrated(field)
             }
             // A disturbance ends after agreeing readings for a while: a disturbed field can pass through the
@@ -206,12 +210,14 @@ public struct MagnetometerCalibrator: Sendable, Codable {
             undisturbedTime += dt
             if undisturbedTime < configuration.minimumUndisturbedTime {
                 disturbedTime += dt
+                keep(field, disturbed: true)
+                checkTrustWhenDue(at: timestamp)
                 return calibrated(field)
             }
         }
         disturbed = false
         disturbedTime = 0
-        keep(field)
+        keep(field, disturbed: false)
         switch insert(field) {
         case .none: break
         case .changed where timestamp - lastFitTimestamp < configuration.fitInterval: break
@@ -220,18 +226,26 @@ public struct MagnetometerCalibrator: Sendable, Codable {
             lastFitTimestamp = timestamp
             if level >= .low { fitSinceCheck = true }
         }
+        checkTrustWhenDue(at: timestamp)
+        return calibrated(field)
+    }
+
+    /// Checks trust when the window or the candidate has changed and the last check is `trustInterval` old.
+    @inline(__always)
+    mutating func checkTrustWhenDue(at timestamp: Double) {
         if (windowKeptSinceCheck > 0 || fitSinceCheck)
             && timestamp - lastCheckTimestamp >= configuration.trustInterval
         {
             checkTrust()
             lastCheckTimestamp = timestamp
         }
-        return calibrated(field)
     }
 
-    /// Adds `field` to the trust window when it is at least `trustSpacing` from the last reading kept.
+    /// Adds `field` to the trust window when it is at least `trustSpacing` from the last reading kept, disturbed or
+    /// not: the fit in use is judged on what the magnetometer reads now, also when the candidate rejects all of it
+    /// (the fit of a magnet that has since gone).
     @inline(__always)
-    mutating func keep(_ field: SIMD3<Double>) {
+    mutating func keep(_ field: SIMD3<Double>, disturbed: Bool) {
         let d = field - lastKept
         guard !((d * d).sum() < configuration.trustSpacing * configuration.trustSpacing) else { return }
         lastKept = field
@@ -239,6 +253,7 @@ public struct MagnetometerCalibrator: Sendable, Codable {
         withUnsafeMutableBytes(of: &windowX) { $0.storeBytes(of: field.x, toByteOffset: 8 * k, as: Double.self) }
         withUnsafeMutableBytes(of: &windowY) { $0.storeBytes(of: field.y, toByteOffset: 8 * k, as: Double.self) }
         withUnsafeMutableBytes(of: &windowZ) { $0.storeBytes(of: field.z, toByteOffset: 8 * k, as: Double.self) }
+        if disturbed { disturbedSlots |= 1 << UInt32(k) } else { disturbedSlots &= ~(1 << UInt32(k)) }
         windowNext = (windowNext + 1) & 31
         windowCount = min(windowCount + 1, 32)
         windowKeptSinceCheck += 1
@@ -264,13 +279,25 @@ public struct MagnetometerCalibrator: Sendable, Codable {
                 }
             }
         }
-        if appliedLevel >= .low && inUse > c.consistentSpread && inUse > raw {
+        if appliedLevel >= .low && inUse > c.consistentSpread && disturbedSlots == 0 && inUse > raw {
             if let p = previous, case let s = strengthSpread(around: p), qualifies(s) {
                 (applied, appliedLevel, inUse) = (p, previousLevel, s)
             } else {
                 (applied, appliedLevel, inUse) = (.zero, .uncalibrated, raw)
             }
             previous = nil
+        } else if appliedLevel >= .low && inUse > c.consistentSpread && disturbedSlots != 0 {
+            // Disturbed readings in the window: a magnet near, which no centre makes consistent, or the device's own
+            // field has changed (a magnet taken off: the raw readings or the previous fit are consistent again). The
+            // fit in use is dropped only for one at least twice as consistent, the margin a fit needs to be applied.
+            let needed = c.trustRatio * inUse
+            if let p = previous, case let s = strengthSpread(around: p), s <= needed && s <= raw {
+                (applied, appliedLevel, inUse) = (p, previousLevel, s)
+                previous = nil
+            } else if raw <= needed {
+                (applied, appliedLevel, inUse) = (.zero, .uncalibrated, raw)
+                previous = nil
+            }
         }
         // Twice the threshold to lose it: a raw spread near the threshold does not make the accuracy flicker.
         if raw <= c.consistentSpread {
