@@ -623,6 +623,14 @@ public struct MagnetometerCalibrator: Sendable, Codable {
                 } else if level == .uncalibrated {
                     fittedResidual = residual
                     fittedSpread = spread
+                } else if residual > configuration.maximumResidual[0] {
+                    // There was a fit, and the points no longer lie on one sphere: the device's own field changed
+                    // (a magnet attached or removed) while the fit was too weak to reject the readings as
+                    // disturbances (below `rejectionMinimumAccuracy`). Points of the old field would stay in the
+                    // bins the device no longer turns into and keep every later fit from reaching `low`: start again
+                    // from the readings to come. The fit in use stays until the trust check drops it.
+                    restart()
+                    return
                 }
             }
         }

@@ -277,6 +277,36 @@ import Testing
         #expect(worstLate < 3, "\(worstLate)°")
     }
 
+    @Test func aMagnetAttachedWhileTheFitIsWeakIsFittedAfresh() {
+        // 0–20 s: no offset, the device turns about its z axis (readings in a band around the equator, |z| ≤ 0.3
+        // of the field): enough for a fit at `low`, too little spread for `medium`, so no reading is rejected as
+        // disturbed. From 20 s a magnet adds 40 µT on x and the device turns about x instead (a band through the
+        // poles). The equator's points, seen from the old centre, lie in bins the new readings never reach; fits
+        // over old and new points are off the sphere by more than `low` allows (residual above 6 µT). Before the
+        // calibration started again on that, the candidate stayed the old fit for ever; now the points are
+        // forgotten and the new field is fitted (seed 3: at 45.4 s).
+        var random = SeededGenerator(seed: 3)
+        let magnet = SIMD3<Double>(40, 0, 0)
+        var calibrator = MagnetometerCalibrator()
+        var levelBefore = MagneticFieldCalibrationAccuracy.uncalibrated
+        var fitted: Double?
+        for i in 0..<8000 {
+            let t = Double(i) * 0.01
+            let (phi, z) = (t * 1.3, 0.3 * Double.sin(t * 0.37))
+            let (c, s, r) = (Double.cos(phi), Double.sin(phi), (1 - z * z).squareRoot())
+            let direction = t < 20 ? SIMD3(r * c, r * s, z) : SIMD3(z, r * c, r * s)
+            let reading = (t < 20 ? .zero : magnet) + 47 * direction + 0.4 * random.nextGaussianVector()
+            calibrator.update(reading, at: t)
+            if t < 20 { levelBefore = calibrator.candidateAccuracy }
+            let error = calibrator.candidateBias - magnet
+            if t >= 20, fitted == nil, calibrator.candidateAccuracy >= .low, (error * error).sum() < 1 { fitted = t }
+        }
+        #expect(levelBefore == .low)
+        #expect((fitted ?? .infinity) < 60, "fitted at \(fitted ?? -1) s")
+        let error = calibrator.bias - magnet
+        #expect(calibrator.isFitApplied && (error * error).sum().squareRoot() < 1, "\(calibrator.bias)")
+    }
+
     @Test func sortingNetworkSorts() {
         // Against sorting: random values, many ties, sorted and reversed input, infinity padding, sizes 1–32; and
         // the median deviation merged outwards from the sorted values against taking it from the sorted
