@@ -354,11 +354,25 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         isAttitude6DCurrent = false
     }
 
-    /// Marks saturated readings; when saturation ends, starts the recovery.
-    @inlinable
+    /// Marks saturated readings; when saturation ends, starts the recovery. The common case (no axis near either
+    /// limit, and not saturated before) is inlined into the gyroscope update; the rest is not.
+    @inlinable @inline(__always)
     mutating func detectSaturation(_ omega: Vector) {
         let magnitude = Vector(omega.x.magnitude, omega.y.magnitude, omega.z.magnitude)
         let top = Swift.max(magnitude.x, magnitude.y, magnitude.z)
+        if top < saturationLevel && top < Scalar(configuration.saturationMinimumRate) && !isGyroscopeSaturatedState {
+            // What the general case below does for such a reading: nothing is pinned, nothing saturated.
+            if top > largestRateMagnitude { largestRateMagnitude = top }
+            previousRateMagnitude = magnitude
+            pinnedReadings = .zero
+            return
+        }
+        detectSaturation(magnitude: magnitude, top: top)
+    }
+
+    /// ``detectSaturation(_:)`` for any reading, given its per-axis magnitudes and their largest.
+    @inlinable @inline(never)
+    mutating func detectSaturation(magnitude: Vector, top: Scalar) {
         let saturated: Bool
         if top < saturationLevel && top < Scalar(configuration.saturationMinimumRate) {
             // The common case, in scalar code: no axis near either limit, so nothing is pinned (the general
