@@ -9,7 +9,7 @@ import MotionTrace
 /// The file is JSON: `{"format": "swift-motion calibration", "version": 2, "state": {…}}`, the state being
 /// `DeviceMotionFilter.State`'s own encoding (infinities as the strings `inf`, `-inf`). Version 2: the estimator's
 /// state holds the magnetometer readings averaged since its last heading correction, and its settings
-/// `magnetometerUpdateInterval`.
+/// `magnetometerUpdateInterval`; the calibrator's, which of its trust window's readings were disturbed.
 public enum CalibrationFile {
     static let format = "swift-motion calibration"
     static let version = 2

@@ -71,15 +71,15 @@ public struct MagnetometerCalibratorConfiguration: Hashable, Sendable, Codable {
 /// (with no undisturbed second) start the calibration again, and so does a fit whose residual is above `low`'s
 /// limit after one at `low` or better (below `medium` nothing is rejected: the device's own field changed).
 ///
-/// Trust: that fit (the candidate) is applied only when the data show it helps. Over a window of the last 32
-/// readings, disturbed or not (kept at least 2 µT apart), the spread of the field strength (median absolute deviation over median) is
-/// compared for the raw readings, the candidate and the fit in use: the candidate is applied when the raw spread is
-/// above 1 % and the candidate's is at most half of it and no more than the fit in use's; the fit in use is dropped
-/// (back to the one it replaced if that still qualifies, else to the raw readings, `uncalibrated`) when its spread
-/// is above 1 % and above the raw spread (while the window holds disturbed readings, only for an alternative at least
-/// twice as consistent: a passing magnet does not drop a good fit, a fit whose magnet has gone is dropped at the next
-/// check after a turn). Nothing is decided while the window's readings span less than a quarter
-/// of their strength (a device held still). So a clean raw field is left as it is.
+/// Trust: that fit (the candidate) is applied only when the data show it helps. Over a window of the last 32 readings,
+/// disturbed or not (kept at least 2 µT apart), the spread of the field strength (median absolute deviation over
+/// median) is compared for the raw readings, the candidate and the fit in use: the candidate is applied when the raw
+/// spread is above 1 % and the candidate's is at most half of it and no more than the fit in use's; the fit in use is
+/// dropped (back to the one it replaced if that still qualifies, else to the raw readings, `uncalibrated`) when its
+/// spread is above 1 % and above the raw spread (while the window holds disturbed readings, only for an alternative at
+/// least twice as consistent: a passing magnet does not drop a good fit, a fit whose magnet has gone is dropped at the
+/// next check after a turn). Nothing is decided while the window's readings span less than a quarter of their strength
+/// (a device held still). So a clean raw field is left as it is.
 ///
 /// A pure value type: time comes from the caller, it reads no clock, does no I/O, takes no lock and allocates
 /// nothing. Units: µT (any unit works, the residual thresholds are in it), s.
