@@ -355,33 +355,29 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
     }
 
     /// Marks saturated readings; when saturation ends, starts the recovery. The common case (no axis near either
-    /// limit, and not saturated before) is inlined into the gyroscope update; the rest is not.
+    /// limit) is inlined into the gyroscope update; the rest is not.
     @inlinable @inline(__always)
     mutating func detectSaturation(_ omega: Vector) {
         let magnitude = Vector(omega.x.magnitude, omega.y.magnitude, omega.z.magnitude)
         let top = Swift.max(magnitude.x, magnitude.y, magnitude.z)
-        if top < saturationLevel && top < Scalar(configuration.saturationMinimumRate) && !isGyroscopeSaturatedState {
-            // What the general case below does for such a reading: nothing is pinned, nothing saturated.
-            if top > largestRateMagnitude { largestRateMagnitude = top }
-            previousRateMagnitude = magnitude
-            pinnedReadings = .zero
+        guard top < saturationLevel && top < Scalar(configuration.saturationMinimumRate) else {
+            detectSaturation(magnitude: magnitude, top: top)
             return
         }
-        detectSaturation(magnitude: magnitude, top: top)
+        // No axis near either limit, so nothing is pinned (the general check gives the same state) and the
+        // reading is not saturated.
+        if top > largestRateMagnitude { largestRateMagnitude = top }
+        previousRateMagnitude = magnitude
+        pinnedReadings = .zero
+        if isGyroscopeSaturatedState { endSaturation() }
     }
 
-    /// ``detectSaturation(_:)`` for any reading, given its per-axis magnitudes and their largest.
+    /// ``detectSaturation(_:)`` for a reading with an axis at or above the known range's level or the smallest
+    /// rate counted as pinned, given its per-axis magnitudes and their largest.
     @inlinable @inline(never)
     mutating func detectSaturation(magnitude: Vector, top: Scalar) {
         let saturated: Bool
-        if top < saturationLevel && top < Scalar(configuration.saturationMinimumRate) {
-            // The common case, in scalar code: no axis near either limit, so nothing is pinned (the general
-            // branch below gives the same state).
-            if top > largestRateMagnitude { largestRateMagnitude = top }
-            previousRateMagnitude = magnitude
-            pinnedReadings = .zero
-            saturated = false
-        } else if saturationLevel.isFinite {
+        if saturationLevel.isFinite {
             saturated = magnitude.x >= saturationLevel || magnitude.y >= saturationLevel
                 || magnitude.z >= saturationLevel
         } else {
@@ -402,12 +398,19 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
             recoveryTimeLeft = 0
             biasFreezeTimeLeft = configuration.saturationRecoveryTime + configuration.accelerometerTimeConstant
         } else if isGyroscopeSaturatedState {
-            isGyroscopeSaturatedState = false
-            recoveryTimeLeft = configuration.saturationRecoveryTime
-            if recoveryTimeLeft > 0, accelerationCoefficients.interval > 0 {
-                recoveryCoefficients.update(interval: accelerationCoefficients.interval)
-                inertialAcceleration.restart(at: filteredSpecificForce, coefficients: recoveryCoefficients)
-            }
+            endSaturation()
+        }
+    }
+
+    /// The first unsaturated reading after saturated ones: starts the recovery (shorter time constants, the
+    /// accelerometer's filter restarted at its latest output).
+    @inlinable @inline(never)
+    mutating func endSaturation() {
+        isGyroscopeSaturatedState = false
+        recoveryTimeLeft = configuration.saturationRecoveryTime
+        if recoveryTimeLeft > 0, accelerationCoefficients.interval > 0 {
+            recoveryCoefficients.update(interval: accelerationCoefficients.interval)
+            inertialAcceleration.restart(at: filteredSpecificForce, coefficients: recoveryCoefficients)
         }
     }
 
