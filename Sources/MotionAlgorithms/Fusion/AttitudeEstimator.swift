@@ -243,12 +243,13 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
     @inlinable @inline(__always)
     func quaternion9D(turnedBy turn: SIMD2<Scalar>) -> Quaternion<Scalar> {
         // Turns about the same axis compose as complex numbers: (cos, sin) of the half angles multiply. A turn
-        // (c, 0, 0, s) times q, then one Newton step: both factors are of unit length to rounding.
+        // (c, 0, 0, s) times q: both factors are of unit length to rounding (q is renormalised), so the product is
+        // too, and it is not scaled again (a Newton step here changed the output by rounding only).
         let (c, s) = (headingTurn.x, headingTurn.y)
         let (tc, ts) = (c * turn.x - s * turn.y, c * turn.y + s * turn.x)
         let q = quaternion6D
-        return Self.renormalized(Quaternion(
-            w: tc * q.w - ts * q.z, x: tc * q.x - ts * q.y, y: tc * q.y + ts * q.x, z: tc * q.z + ts * q.w))
+        return Quaternion(
+            w: tc * q.w - ts * q.z, x: tc * q.x - ts * q.y, y: tc * q.y + ts * q.x, z: tc * q.z + ts * q.w)
     }
 
     /// The rotation about the vertical from the 6D frame to the magnetic-north frame, in rad.
@@ -490,8 +491,10 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         filteredSpecificForce = filtered
         if biasFreezeTimeLeft > 0 && !isGyroscopeSaturatedState { biasFreezeTimeLeft -= dt }
         let up = inclinationQuaternion.act(on: filtered)
-        let earth = up.normalizedOrZ
-        inclinationQuaternion = Self.corrected(inclinationQuaternion, towardsUp: up)
+        // One length for the correction and for the direction the bias estimate takes.
+        let length = (up * up).sum().squareRoot()
+        let earth = length > 0 ? up / length : SIMD3(0, 0, 1)
+        inclinationQuaternion = Self.corrected(inclinationQuaternion, towardsUp: up, length: length)
         isAttitude6DCurrent = false
 
         if configuration.estimatesBiasInMotion || configuration.estimatesBiasAtRest {
@@ -513,13 +516,12 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         return Quaternion(w: w, x: v.y / (2 * w), y: -v.x / (2 * w), z: 0)
     }
 
-    /// `correction(towardsUp: u/|u|) * q`, normalized, for any non-zero `u`, with one square root and one
-    /// division fewer on the path from `q` to the result (the inclination update runs on every sample): the
+    /// `correction(towardsUp: u/|u|) * q`, normalized, for any non-zero `u` of length `n`, with one square root and
+    /// one division fewer on the path from `q` to the result (the inclination update runs on every sample): the
     /// correction is `(|u| + u.z, u.y, −u.x, 0)` scaled by `1/√(2|u|(|u| + u.z))`, and since the product is
     /// normalized anyway the scaling is left out. The products by the zero z component are left out too.
     @inlinable @inline(__always)
-    static func corrected(_ q: Quaternion<Scalar>, towardsUp u: Vector) -> Quaternion<Scalar> {
-        let n = (u * u).sum().squareRoot()
+    static func corrected(_ q: Quaternion<Scalar>, towardsUp u: Vector, length n: Scalar) -> Quaternion<Scalar> {
         guard n > 0 else { return renormalized(q) }  // no direction: no correction
         let w = n + u.z
         // As in `correction(towardsUp:)`: when √((1 + u.z/|u|)/2) ≤ 10⁻⁶ (u within about 2·10⁻⁶ rad of straight
