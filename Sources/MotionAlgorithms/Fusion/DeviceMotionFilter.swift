@@ -205,9 +205,8 @@ public struct DeviceMotionFilterOf<Scalar: MotionScalar>: Sendable {
         var (x, y) = (2 * (q.x * q.y - q.w * q.z), 1 - 2 * (q.x * q.x + q.z * q.z))
         if x * x + y * y < 0.01 { (x, y) = (-2 * (q.x * q.z + q.w * q.y), 2 * (q.w * q.x - q.y * q.z)) }
         // Clockwise from x seen from above (z up) is towards −y.
-        var degrees = PolynomialTrigonometry<Double>.arctangent(y: -y, x: x) * (180 / .pi)
-        if degrees < 0 { degrees += 360 }
-        return degrees >= 360 ? 0 : degrees
+        let degrees = PolynomialTrigonometry<Double>.azimuth(y: -y, x: x) * (180 / .pi)
+        return degrees >= 360 ? 0 : degrees  // 2π − a tiny angle rounds to 2π
     }
 }
 

@@ -46,6 +46,33 @@ enum PolynomialTrigonometry<Scalar: MotionScalar> {
         return Scalar(signOf: y, magnitudeOf: r)  // −r for negative y (and −0), as a mask
     }
 
+    /// `atan2(y, x)` turned into [0, 2π) (its negative results plus 2π; −0 gives +0): the angle counterclockwise from
+    /// +x to `(x, y)`, as a compass heading needs it. The same reduction and polynomial as ``arctangent(y:x:)``, with
+    /// the steps after the polynomial (to the octant, to the quadrant, to [0, 2π)) folded into one offset and one
+    /// sign, which depend on the signs and order of the arguments only: computed beside the division and the
+    /// polynomial, they leave two additions after the polynomial where there were eight dependent operations and a
+    /// branch. Zero, infinite and NaN arguments go to the C library.
+    @inlinable
+    static func azimuth(y: Scalar, x: Scalar) -> Scalar {
+        let ax = x.magnitude, ay = y.magnitude
+        let big = Swift.max(ax, ay), small = Swift.min(ax, ay)
+        guard big > 0, ax.isFinite, ay.isFinite else {
+            let a = Scalar.atan2(y: y, x: x)
+            return (a < 0 ? a + 2 * Scalar.pi : a) + 0
+        }
+        let reduced: Scalar = small > Scalar(0.41421356237309503) * big ? 1 : 0
+        let t = (small - reduced * big) / (big + reduced * small)
+        // atan(small/big) = reduced·π/4 + atan(t); then π/2 minus it when |y| > |x|, π minus that for negative x, and
+        // 2π minus that for negative y. Each step is `offset + sign·previous`: composed, one offset and one sign.
+        let swapped: Scalar = ay > ax ? 1 : 0, negative: Scalar = x < 0 ? 1 : 0, below: Scalar = y < 0 ? 1 : 0
+        let (s1, s2, s3) = (1 - 2 * swapped, 1 - 2 * negative, 1 - 2 * below)
+        let offset = below * (2 * Scalar.pi)
+            + s3 * (negative * Scalar.pi + s2 * (swapped * (Scalar.pi / 2) + s1 * (reduced * (Scalar.pi / 4))))
+        let st = (s3 * s2 * s1) * t
+        let u = t * t
+        return offset + (st + st * u * arctangentPolynomial(u))
+    }
+
     /// `(cos x, sin x)` for `x` in [−π/2, π/2] from their Taylor series (to x²⁰ and x¹⁹, whose remainders are below
     /// 4·10⁻¹⁶ there), with no range reduction; beyond that interval, and for NaN, the C library's. Within 5·10⁻¹⁶
     /// of the C library in `Double`. For turns about the vertical by at most π, whose quaternion takes the half angle.

@@ -1,4 +1,5 @@
 @testable import MotionAlgorithms
+import MotionCore
 import RealModule
 import Testing
 
@@ -50,6 +51,45 @@ import Testing
             let angle = Float(i) / 20_000 * 2 * .pi - .pi
             let (y, x) = (Float.sin(angle), Float.cos(angle))
             worstFloat = max(worstFloat, abs(PolynomialTrigonometry<Float>.arctangent(y: y, x: x) - Float.atan2(y: y, x: x)))
+        }
+        #expect(worstFloat < 1e-6, "\(worstFloat)")
+    }
+
+    @Test func azimuthIsTheArctangentTurnedIntoOneFullTurn() {
+        /// The C library's atan2 in [0, 2π).
+        func expected<T: MotionScalar>(_ y: T, _ x: T) -> T {
+            let a = T.atan2(y: y, x: x)
+            return a < 0 ? a + 2 * T.pi : a + 0
+        }
+        var worst = 0.0
+        for i in 0..<100_000 {
+            // Every octant and the boundaries between them, on circles of several radii.
+            let angle = Double(i) / 100_000 * 2 * .pi - .pi
+            let radius = [1e-3, 1, 47.4, 1e6][i % 4]
+            let (y, x) = (radius * Double.sin(angle), radius * Double.cos(angle))
+            let azimuth = PolynomialTrigonometry<Double>.azimuth(y: y, x: x)
+            #expect(azimuth >= 0 && azimuth <= 2 * .pi)
+            // Just below +x the exact result is 2π − a tiny angle: compare on the circle.
+            let difference = abs(azimuth - expected(y, x))
+            worst = max(worst, min(difference, abs(difference - 2 * .pi)))
+        }
+        #expect(worst < 1e-13, "\(worst)")
+        // The axes, the diagonals, signed zeros, infinities and NaN.
+        for (y, x) in [(0.0, 1.0), (1, 0), (0, -1), (-1, 0), (1, 1), (-1, -1), (1, -1), (-1, 1), (-0.0, 1), (-0.0, -1),
+                       (0, -0.0), (0, 0), (-0.0, 0), (.infinity, 1), (-1, -.infinity), (-.infinity, .infinity)] {
+            let azimuth = PolynomialTrigonometry<Double>.azimuth(y: y, x: x)
+            #expect(abs(azimuth - expected(y, x)) < 1e-15, "(\(y), \(x)): \(azimuth)")
+            #expect(azimuth.sign == .plus, "(\(y), \(x)): \(azimuth)")
+        }
+        #expect(PolynomialTrigonometry<Double>.azimuth(y: .nan, x: 1).isNaN)
+        #expect(PolynomialTrigonometry<Double>.azimuth(y: 1, x: .nan).isNaN)
+
+        var worstFloat: Float = 0
+        for i in 0..<20_000 {
+            let angle = Float(i) / 20_000 * 2 * .pi - .pi
+            let (y, x) = (Float.sin(angle), Float.cos(angle))
+            let difference = abs(PolynomialTrigonometry<Float>.azimuth(y: y, x: x) - expected(y, x))
+            worstFloat = max(worstFloat, min(difference, abs(difference - 2 * .pi)))
         }
         #expect(worstFloat < 1e-6, "\(worstFloat)")
     }
