@@ -382,16 +382,28 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
             saturated = magnitude.x >= saturationLevel || magnitude.y >= saturationLevel
                 || magnitude.z >= saturationLevel
         } else {
-            let tolerance = magnitude * Scalar(configuration.saturationPinnedTolerance)
-            let difference = magnitude - previousRateMagnitude
-            let pinned = magnitude .>= Scalar(configuration.saturationMinimumRate)
-                .& (magnitude .>= largestRateMagnitude - tolerance)
-                .& (difference .<= tolerance) .& (difference .>= -tolerance)
-            if top > largestRateMagnitude { largestRateMagnitude = top }
+            // Axis by axis in scalars: SIMD3's comparison masks and reductions compile to slow code on Linux, and
+            // this runs on every reading above `saturationMinimumRate` (much of a fast turn).
+            let minimum = Scalar(configuration.saturationMinimumRate)
+            let relativeTolerance = Scalar(configuration.saturationPinnedTolerance)
             let needed = Scalar(configuration.saturationMinimumSamples - 1)
-            pinnedReadings = pointwiseMin(pinnedReadings + 1, Vector(repeating: needed)).replacing(with: 0, where: .!pinned)
+            let largest = largestRateMagnitude
+            /// The axis's run of pinned readings after this one, and whether it is saturated.
+            @inline(__always) func pinnedRun(_ magnitude: Scalar, previous: Scalar, run: Scalar) -> (Scalar, Bool) {
+                let tolerance = magnitude * relativeTolerance
+                let difference = magnitude - previous
+                let pinned = magnitude >= minimum && magnitude >= largest - tolerance
+                    && difference <= tolerance && difference >= -tolerance
+                let count = pinned ? Swift.min(run + 1, needed) : 0
+                return (count, pinned && count >= needed)
+            }
+            let (x, saturatedX) = pinnedRun(magnitude.x, previous: previousRateMagnitude.x, run: pinnedReadings.x)
+            let (y, saturatedY) = pinnedRun(magnitude.y, previous: previousRateMagnitude.y, run: pinnedReadings.y)
+            let (z, saturatedZ) = pinnedRun(magnitude.z, previous: previousRateMagnitude.z, run: pinnedReadings.z)
+            if top > largestRateMagnitude { largestRateMagnitude = top }
+            pinnedReadings = Vector(x, y, z)
             previousRateMagnitude = magnitude
-            saturated = any(pinned .& (pinnedReadings .>= needed))
+            saturated = saturatedX || saturatedY || saturatedZ
         }
         if saturated {
             isGyroscopeSaturatedState = true
