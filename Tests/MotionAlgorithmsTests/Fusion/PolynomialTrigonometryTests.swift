@@ -1,9 +1,11 @@
 @testable import MotionAlgorithms
 import MotionCore
+import MotionTesting
 import RealModule
 import Testing
 
-/// The polynomial arcsine, arctangent, cosine and sine against the C library's.
+/// The polynomial arcsine, arctangent, cosine and sine, and the estimator's series for a rotation's quaternion, against
+/// the C library's.
 @Suite struct PolynomialTrigonometryTests {
     @Test func arcsineMatchesTheCLibraryOverItsDomain() {
         var worst = 0.0
@@ -92,6 +94,23 @@ import Testing
             worstFloat = max(worstFloat, min(difference, abs(difference - 2 * .pi)))
         }
         #expect(worstFloat < 1e-6, "\(worstFloat)")
+    }
+
+    @Test func rotationSeriesMatchesTheCLibraryUpToItsLimit() {
+        // Rotation vectors in every direction, 0 to 0.35 rad: the series below 0.3 rad, sin and cos above.
+        var generator = SeededGenerator(seed: 1)
+        var worst = 0.0
+        for i in 0..<20_000 {
+            let direction = SIMD3<Double>(
+                .random(in: -1...1, using: &generator), .random(in: -1...1, using: &generator),
+                .random(in: -1...1, using: &generator))
+            let length = (direction * direction).sum().squareRoot()
+            guard length > 1e-3 else { continue }
+            let v = direction / length * (0.35 * Double(i) / 20_000)
+            let q = AttitudeEstimator<Double>.exponential(v), exact = Quaternion<Double>(rotationVector: v)
+            worst = max(worst, abs(q.w - exact.w), abs(q.x - exact.x), abs(q.y - exact.y), abs(q.z - exact.z))
+        }
+        #expect(worst < 3e-15, "\(worst)")
     }
 
     @Test func cosineAndSineMatchTheCLibraryUpToAQuarterTurn() {
