@@ -26,7 +26,7 @@ let package = Package(
     ],
     targets: [
         benchmark("AlgorithmBenchmarks", using: ["MotionAlgorithms", "MotionCore"]),
-        benchmark("FusionBenchmarks", using: ["MotionAlgorithms", "MotionCore", "MotionTesting"]),
+        benchmark("FusionBenchmarks", using: ["MotionAlgorithms", "MotionCore", "MotionTesting", "MotionTrace"]),
         benchmark("TraceBenchmarks", using: ["MotionTrace", "MotionCore", "MotionTesting"]),
         benchmark("EventBenchmarks", using: ["MotionAlgorithms", "MotionCore"]),
         benchmark("MotionManagerBenchmarks", using: ["Motion", "MotionCore"]),

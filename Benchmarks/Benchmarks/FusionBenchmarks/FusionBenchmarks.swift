@@ -1,7 +1,13 @@
 import Benchmark
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 import MotionAlgorithms
 import MotionCore
 import MotionTesting
+import MotionTrace
 
 /// Per-sample cost of attitude fusion. Each benchmark updates the estimator `benchmark.scaledIterations` times
 /// (scaling factor mega), so throughput reads in millions of samples per second; `mallocCountTotal` must be 0.
@@ -66,28 +72,52 @@ func tumblingSamples() -> [MotionSample] {
     return Array(try! Simulation(scenario: scenario, options: options).prefix(4096))
 }
 
+/// A real recording: the trace file named by the environment variable `SWIFT_MOTION_BENCHMARK_TRACE` (a path, e.g.
+/// a broad-dev trial), else the shipped `Recordings/broad-slow-rotation-excerpt.csv` (BROAD trial 02, the first
+/// 60 s at 2000/7 Hz: 17 143 samples, about 26 s at rest, then slow turns by hand; CC-BY-4.0, see
+/// Recordings/README.md). Returns its samples and the interval between the first two, in s.
+func recordedSamples() -> (samples: [MotionSample], interval: Double) {
+    // This file is Benchmarks/Benchmarks/FusionBenchmarks/FusionBenchmarks.swift: the package is four levels up.
+    let root = String(#filePath).split(separator: "/", omittingEmptySubsequences: false).dropLast(4)
+        .joined(separator: "/")
+    let path = getenv("SWIFT_MOTION_BENCHMARK_TRACE").map { String(cString: $0) }
+        ?? root + "/Recordings/broad-slow-rotation-excerpt.csv"
+    let reader = try! TraceReader(path: path)
+    var samples: [MotionSample] = []
+    while let sample = try! reader.next() { samples.append(sample) }
+    precondition(samples.count >= 2, "\(path): fewer than two samples")
+    return (samples, samples[1].timestamp - samples[0].timestamp)
+}
+
 /// Per-sample cost of `DeviceMotionFilter`, what `MotionManager` and `motionctl attitude` run: the estimator, the
 /// magnetometer calibration in the north frames, and the `DeviceMotion` value (attitude, gravity, user
-/// acceleration, heading) for every sample. Input: `tumblingSamples()` (the arbitrary frame ignores its
-/// magnetometer). `Scalar`: the estimator's precision (`DeviceMotionFilterOf<Float>` or `DeviceMotionFilter`).
-/// The loop reads only the heading, but `update(_:)` wraps `update(_:into:)`, which is never inlined: every field
-/// of the value is computed and stored.
-func deviceMotionBenchmark<Scalar: MotionScalar>(_ name: String, _: Scalar.Type, frame: AttitudeReferenceFrame) {
-    let samples = tumblingSamples()
+/// acceleration, heading) for every sample. Input: `samples` replayed with timestamps `interval` apart and
+/// increasing (the arbitrary frame ignores the magnetometer). `Scalar`: the estimator's precision
+/// (`DeviceMotionFilterOf<Float>` or `DeviceMotionFilter`). The loop reads only the heading, but `update(_:)` wraps
+/// `update(_:into:)`, which is never inlined: every field of the value is computed and stored. `calibrates`: the
+/// input must bring the calibration to `high` (checked after the run).
+func deviceMotionBenchmark<Scalar: MotionScalar>(
+    _ name: String, _: Scalar.Type, frame: AttitudeReferenceFrame, samples: [MotionSample] = tumblingSamples(),
+    interval: Double = 0.01, calibrates: Bool = true
+) {
     Benchmark(
         name,
         configuration: perSample
     ) { benchmark in
         var filter = DeviceMotionFilterOf<Scalar>(referenceFrame: frame)
         var heading = 0.0
+        var k = 0
         benchmark.startMeasurement()
         for i in benchmark.scaledIterations {
-            var sample = samples[i & 4095]
-            sample.timestamp = Double(i) * 0.01
+            var sample = samples[k]
+            k = k + 1 == samples.count ? 0 : k + 1
+            sample.timestamp = Double(i) * interval
             if let motion = filter.update(sample) { heading += motion.heading }
         }
         benchmark.stopMeasurement()
-        precondition(frame == .xArbitraryZVertical || filter.calibrator.accuracy == .high, "the input must calibrate")
+        precondition(
+            frame == .xArbitraryZVertical || !calibrates || filter.calibrator.accuracy == .high,
+            "the input must calibrate")
         blackHole(heading)
     }
 }
@@ -141,6 +171,13 @@ let benchmarks: @Sendable () -> Void = {
         }
         add(scalar)
     }
+    let recorded = recordedSamples()
+    deviceMotionBenchmark(
+        "Device motion, arbitrary frame (6D), recording", Double.self, frame: .xArbitraryZVertical,
+        samples: recorded.samples, interval: recorded.interval)
+    deviceMotionBenchmark(
+        "Device motion, magnetic north (9D), recording", Double.self, frame: .xMagneticNorthZVertical,
+        samples: recorded.samples, interval: recorded.interval, calibrates: false)
     calibrationBenchmark(random: true)
     calibrationBenchmark(random: false)
 }
