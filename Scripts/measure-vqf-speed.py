@@ -3,9 +3,9 @@
 per-call cost is spread over 2 M samples), 6D and 9D: the reference for the fusion benchmarks in
 Docs/Performance.md. Needs `pip install vqf numpy`. Prints ns per sample, best of 3.
 
-Input: by default 2 M synthetic samples at 100 Hz; with a trace file (the canonical CSV, e.g.
-Recordings/broad-slow-rotation-excerpt.csv) its samples at its own rate, repeated to 2 M, as the
-`…, BROAD excerpt` benchmarks replay it."""
+Input: by default 2 M synthetic samples at 100 Hz; with a trace file (the canonical CSV with all ten columns
+t, ax…az, gx…gz, mx…mz in every row, e.g. Recordings/broad-slow-rotation-excerpt.csv or a broad-dev trial) its
+samples at its own rate, repeated to 2 M, as FusionBenchmarks' `…, recording` benchmarks replay it."""
 import sys, time, numpy as np
 from vqf import VQF
 N=2_000_000

@@ -388,7 +388,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
             let relativeTolerance = Scalar(configuration.saturationPinnedTolerance)
             let needed = Scalar(configuration.saturationMinimumSamples - 1)
             let largest = largestRateMagnitude
-            /// The axis's run of pinned readings after this one, and whether it is saturated.
+            // The axis's run of pinned readings after this one, and whether it is saturated.
             @inline(__always) func pinnedRun(_ magnitude: Scalar, previous: Scalar, run: Scalar) -> (Scalar, Bool) {
                 let tolerance = magnitude * relativeTolerance
                 let difference = magnitude - previous
