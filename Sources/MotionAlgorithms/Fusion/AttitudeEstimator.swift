@@ -510,7 +510,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         let up = inclinationQuaternion.act(on: filtered)
         // One length for the correction and for the direction the bias estimate takes.
         let length = (up * up).sum().squareRoot()
-        let earth = length > 0 ? up / length : SIMD3(0, 0, 1)
+        let earth = up.normalizedOrZ(length: length)
         inclinationQuaternion = Self.corrected(inclinationQuaternion, towardsUp: up, length: length)
         isAttitude6DCurrent = false
 
@@ -753,8 +753,9 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
 extension SIMD3 where Scalar: MotionScalar {
     /// The unit vector in this direction, or (0, 0, 1) for the zero vector.
     @inlinable
-    var normalizedOrZ: SIMD3<Scalar> {
-        let n = (self * self).sum().squareRoot()
-        return n > 0 ? self / n : SIMD3(0, 0, 1)
-    }
+    var normalizedOrZ: SIMD3<Scalar> { normalizedOrZ(length: (self * self).sum().squareRoot()) }
+
+    /// ``normalizedOrZ`` given this vector's length `n`, for a caller that needs the length too.
+    @inlinable @inline(__always)
+    func normalizedOrZ(length n: Scalar) -> SIMD3<Scalar> { n > 0 ? self / n : SIMD3(0, 0, 1) }
 }
