@@ -31,16 +31,9 @@ enum PolynomialTrigonometry<Scalar: MotionScalar> {
     /// library.
     @inlinable
     static func arctangent(y: Scalar, x: Scalar) -> Scalar {
-        let ax = x.magnitude, ay = y.magnitude
-        let big = Swift.max(ax, ay), small = Swift.min(ax, ay)
-        guard big > 0, ax.isFinite, ay.isFinite else { return Scalar.atan2(y: y, x: x) }
-        // atan(small/big) in [0, π/4]: above tan(π/8), as π/4 + atan((small − big)/(small + big)). No branches: for
-        // directions that turn every way (the heading of a tumbling device) they are mispredicted often. Each choice
-        // is a factor of 0 or ±1, which compiles to a mask and leaves the arithmetic exact.
-        let reduced: Scalar = small > Scalar(0.41421356237309503) * big ? 1 : 0
-        let t = (small - reduced * big) / (big + reduced * small)
+        guard case let (t, reduced, swapped)? = octantReduction(y: y, x: x) else { return Scalar.atan2(y: y, x: x) }
         var r = reduced * (Scalar.pi / 4) + (t + t * (t * t) * arctangentPolynomial(t * t))
-        let swapped: Scalar = ay > ax ? 1 : 0, negative: Scalar = x < 0 ? 1 : 0
+        let negative: Scalar = x < 0 ? 1 : 0
         r = swapped * (Scalar.pi / 2) + (1 - 2 * swapped) * r
         r = negative * Scalar.pi + (1 - 2 * negative) * r
         return Scalar(signOf: y, magnitudeOf: r)  // −r for negative y (and −0), as a mask
@@ -54,23 +47,34 @@ enum PolynomialTrigonometry<Scalar: MotionScalar> {
     /// branch. Zero, infinite and NaN arguments go to the C library.
     @inlinable
     static func azimuth(y: Scalar, x: Scalar) -> Scalar {
-        let ax = x.magnitude, ay = y.magnitude
-        let big = Swift.max(ax, ay), small = Swift.min(ax, ay)
-        guard big > 0, ax.isFinite, ay.isFinite else {
+        guard case let (t, reduced, swapped)? = octantReduction(y: y, x: x) else {
             let a = Scalar.atan2(y: y, x: x)
             return (a < 0 ? a + 2 * Scalar.pi : a) + 0
         }
-        let reduced: Scalar = small > Scalar(0.41421356237309503) * big ? 1 : 0
-        let t = (small - reduced * big) / (big + reduced * small)
         // atan(small/big) = reduced·π/4 + atan(t); then π/2 minus it when |y| > |x|, π minus that for negative x, and
         // 2π minus that for negative y. Each step is `offset + sign·previous`: composed, one offset and one sign.
-        let swapped: Scalar = ay > ax ? 1 : 0, negative: Scalar = x < 0 ? 1 : 0, below: Scalar = y < 0 ? 1 : 0
+        let negative: Scalar = x < 0 ? 1 : 0, below: Scalar = y < 0 ? 1 : 0
         let (s1, s2, s3) = (1 - 2 * swapped, 1 - 2 * negative, 1 - 2 * below)
         let offset = below * (2 * Scalar.pi)
             + s3 * (negative * Scalar.pi + s2 * (swapped * (Scalar.pi / 2) + s1 * (reduced * (Scalar.pi / 4))))
         let st = (s3 * s2 * s1) * t
         let u = t * t
         return offset + (st + st * u * arctangentPolynomial(u))
+    }
+
+    /// The reduction of both arctangents: with `small` and `big` the smaller and the larger of `|x|` and `|y|`,
+    /// `atan(small/big) = reduced·π/4 + atan(t)` with |t| ≤ tan(π/8) (`reduced` 1 above tan(π/8), else 0), and
+    /// `swapped` 1 when |y| > |x|. `nil` for a zero, infinite or NaN argument. No branches: for directions that turn
+    /// every way (the heading of a tumbling device) they are mispredicted often. Each choice is a factor of 0 or 1,
+    /// which compiles to a mask and leaves the arithmetic exact.
+    @inlinable @inline(__always)
+    static func octantReduction(y: Scalar, x: Scalar) -> (t: Scalar, reduced: Scalar, swapped: Scalar)? {
+        let ax = x.magnitude, ay = y.magnitude
+        let big = Swift.max(ax, ay), small = Swift.min(ax, ay)
+        guard big > 0, ax.isFinite, ay.isFinite else { return nil }
+        let reduced: Scalar = small > Scalar(0.41421356237309503) * big ? 1 : 0
+        let t = (small - reduced * big) / (big + reduced * small)
+        return (t, reduced, ay > ax ? 1 : 0)
     }
 
     /// `(cos x, sin x)` for `x` in [−π/2, π/2] from their Taylor series (to x²⁰ and x¹⁹, whose remainders are below
