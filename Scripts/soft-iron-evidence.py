@@ -14,7 +14,8 @@ For every recording it prints:
 
 With a second argument it writes each recording that covers all directions (02, 05, 07) with the readings corrected
 by the inverse of that symmetric part (the best soft-iron correction the truth allows), for scoring against the
-original recordings with the same estimator."""
+original recordings with the same estimator. It never writes over a file: a directory that already holds one of
+those traces (the dataset's own, say) is refused by name."""
 import glob, os, sys
 import numpy as np
 
@@ -88,7 +89,12 @@ for path in sorted(glob.glob(os.path.join(data, "*.trace.csv"))):
         offset = K[3]
         corrected = (m - offset) @ np.linalg.inv(symmetric).T + offset
         os.makedirs(out, exist_ok=True)
-        with open(os.path.join(out, name + ".trace.csv"), "w") as f:
+        target = os.path.join(out, name + ".trace.csv")
+        try:
+            f = open(target, "x")  # never over a file that exists: the recordings themselves, say
+        except FileExistsError:
+            sys.exit(f"soft-iron-evidence: {target} exists; give a directory without corrected traces in it")
+        with f:
             f.write("\n".join(comments + [header]) + "\n")
             for row, c in zip(rows, corrected):
                 cells = row.split(",")
