@@ -135,8 +135,10 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
     @usableFromInline var headingOffset: Scalar = 0
     // (cos, sin) of `headingOffset / 2`, computed when the heading is corrected rather than on every output.
     @usableFromInline var headingTurn = SIMD2<Scalar>(1, 0)
-    // `renormalized(inclinationQuaternion * gyroscopeQuaternion)` when `isAttitude6DCurrent`: the bias and the
-    // magnetometer updates compute it, ``quaternion6D`` reuses it.
+    // `renormalized(inclinationQuaternion * gyroscopeQuaternion)` when `isAttitude6DCurrent`: the accelerometer
+    // update computes it while both factors are still in registers (read back from memory in the magnetometer
+    // update, they waited for the stores just made, written in other widths); the bias and magnetometer updates and
+    // ``quaternion6D`` reuse it.
     @usableFromInline var attitude6D = Quaternion<Scalar>.identity
     @usableFromInline var isAttitude6DCurrent = true
 
@@ -512,7 +514,8 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         let length = (up * up).sum().squareRoot()
         let earth = up.normalizedOrZ(length: length)
         inclinationQuaternion = Self.corrected(inclinationQuaternion, towardsUp: up, length: length)
-        isAttitude6DCurrent = false
+        attitude6D = Self.renormalized(inclinationQuaternion * gyroscopeQuaternion)
+        isAttitude6DCurrent = true
 
         if configuration.estimatesBiasInMotion || configuration.estimatesBiasAtRest {
             pendingCorrection += SIMD2(-earth.y, earth.x)
@@ -545,12 +548,16 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         // down), the half turn about x.
         guard w > 2e-12 * n else { return (Quaternion(w: 0, x: 1, y: 0, z: 0) * q).normalized }
         let (x, y) = (u.y, -u.x)
+        // |a·b| = |a|·|b|: the product's length from its factors', computed beside the product, not after it.
+        let squaredLength = (w * w + x * x + y * y) * q.lengthSquared
+        // Beyond about 6.7·10¹⁵³ (in Float 9.2·10¹⁸) the squares overflow: the correction scaled by 1/|u| first.
+        guard squaredLength.isFinite else { return (Quaternion(w: w / n, x: x / n, y: y / n, z: 0) * q).normalized }
+        let scale = 1 / squaredLength.squareRoot()
         return Quaternion(
-            w: w * q.w - x * q.x - y * q.y,
-            x: w * q.x + x * q.w + y * q.z,
-            y: w * q.y - x * q.z + y * q.w,
-            z: w * q.z + x * q.y - y * q.x
-        ).normalized
+            w: (w * q.w - x * q.x - y * q.y) * scale,
+            x: (w * q.x + x * q.w + y * q.z) * scale,
+            y: (w * q.y - x * q.z + y * q.w) * scale,
+            z: (w * q.z + x * q.y - y * q.x) * scale)
     }
 
     /// One Kalman update of the bias from the inclination corrections applied over the last `dt` seconds.
@@ -558,9 +565,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
     mutating func updateBias(correction: SIMD2<Scalar>, interval dt: Double) {
         biasCoefficients.update(interval: dt)
         let limit = Scalar(configuration.biasLimit)
-        attitude6D = Self.renormalized(inclinationQuaternion * gyroscopeQuaternion)
-        isAttitude6DCurrent = true
-        let m = attitude6D.rotationMatrix
+        let m = quaternion6D.rotationMatrix
         // Low-pass the rotation matrix and the earth-frame bias (x, y) with the accelerometer's filter, so that
         // the bias model sees the same delay as the inclination corrections. Column-wise: column j of the matrix
         // with the j-th component of R·bias.
