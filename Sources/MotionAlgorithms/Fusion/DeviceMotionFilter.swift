@@ -166,9 +166,21 @@ public struct DeviceMotionFilterOf<Scalar: MotionScalar>: Sendable {
         case .xMagneticNorthZVertical, .xTrueNorthZVertical: true
         }
         let q = turned ? attitudeEstimator.quaternion9D(turnedBy: frameTurn) : attitudeEstimator.quaternion6D
-        // Unit length to rounding already in Double; from Float, normalised again in Double.
+        // Unit length to rounding already in Double; from Float, scaled to unit length again in Double.
         return Scalar.significandBitCount >= Double.significandBitCount
-            ? Quaternion<Double>(q) : Quaternion<Double>(q).normalized
+            ? Quaternion<Double>(q) : Self.unitLength(Quaternion<Double>(q))
+    }
+
+    /// `q` scaled to unit length to Double's rounding, for `q` within 10⁻⁵ of it (a Float unit quaternion, which
+    /// is within about 3·10⁻⁷): `1/√(1 + δ) = 1 − δ/2 + 3δ²/8 + O(δ³)` with `δ = |q|² − 1`, whose remainder (below
+    /// 3.2·10⁻¹⁶ at δ = 10⁻⁵) is under rounding. No square root or division on the path to the output (they take
+    /// longer); farther from unit length, exact normalisation.
+    @inlinable @inline(__always)
+    static func unitLength(_ q: Quaternion<Double>) -> Quaternion<Double> {
+        let delta = q.lengthSquared - 1
+        guard abs(delta) < 1e-5 else { return q.normalized }
+        let k = 1 + delta * (-0.5 + 0.375 * delta)
+        return Quaternion(w: q.w * k, x: q.x * k, y: q.y * k, z: q.z * k)
     }
 
     @inlinable @inline(__always)

@@ -4,8 +4,8 @@ import MotionTesting
 import RealModule
 import Testing
 
-/// Quaternions scaled to unit length without normalising the result: the inclination correction (its length from
-/// its factors').
+/// The two places that scale a quaternion to unit length without normalising the result: the inclination
+/// correction (its length from its factors') and the Float filter's output in Double (a series step).
 @Suite struct UnitLengthTests {
     static func randomQuaternion(_ generator: inout SeededGenerator) -> Quaternion<Double> {
         let q = Quaternion<Double>(
@@ -55,5 +55,28 @@ import Testing
         let expected = AttitudeEstimator<Double>.corrected(q, towardsUp: direction, length: 1)
         #expect(Self.largestDifference(corrected, expected) < 1e-15)
         #expect(abs(corrected.lengthSquared - 1) < 1e-15)
+    }
+
+    @Test func floatAttitudesReachUnitLengthInDouble() {
+        var generator = SeededGenerator(seed: 4)
+        var worst = 0.0, worstLength = 0.0
+        for _ in 0..<20_000 {
+            // A Float attitude as the estimator keeps it: products of unit quaternions, renormalised in Float.
+            var q = Quaternion<Float>.identity
+            for _ in 0..<3 {
+                let r = Self.randomQuaternion(&generator)
+                q = AttitudeEstimator<Float>.renormalized(
+                    q * Quaternion(w: Float(r.w), x: Float(r.x), y: Float(r.y), z: Float(r.z)))
+            }
+            let wide = Quaternion<Double>(q)
+            let unit = DeviceMotionFilterOf<Float>.unitLength(wide)
+            worst = max(worst, Self.largestDifference(unit, wide.normalized))
+            worstLength = max(worstLength, abs(unit.lengthSquared - 1))
+        }
+        #expect(worst < 3e-16, "\(worst)")
+        #expect(worstLength < 5e-16, "\(worstLength)")
+        // Farther from unit length than the series holds: exact normalisation.
+        let far = Quaternion<Double>(w: 1.01, x: 0, y: 0, z: 0)
+        #expect(DeviceMotionFilterOf<Float>.unitLength(far) == far.normalized)
     }
 }
