@@ -45,7 +45,7 @@ enum PolynomialTrigonometry<Scalar: MotionScalar> {
     /// sign, which depend on the signs and order of the arguments only: computed beside the division and the
     /// polynomial, they leave two additions after the polynomial where there were eight dependent operations and a
     /// branch. Zero, infinite and NaN arguments go to the C library.
-    @inlinable
+    @inlinable @inline(__always)
     static func azimuth(y: Scalar, x: Scalar) -> Scalar {
         guard case let (t, reduced, swapped)? = octantReduction(y: y, x: x) else {
             let a = Scalar.atan2(y: y, x: x)
