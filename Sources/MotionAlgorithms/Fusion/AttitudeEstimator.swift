@@ -320,23 +320,29 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
             ignoredReadings += (rotationRate == nil ? 0 : 1) + (acceleration == nil ? 0 : 1) + (magneticField == nil ? 0 : 1)
             return
         }
+        // The gyroscope update's attitude goes to the accelerometer update in registers: read back from memory right
+        // after its store (made in other widths), it waited for the store to complete.
+        var integrated: Quaternion<Scalar>?
         if let rotationRate {
             if (rotationRate * rotationRate).sum().isFinite {
-                updateGyroscope(rotationRate, at: timestamp)
+                integrated = updateGyroscope(rotationRate, at: timestamp)
             } else {
                 ignoredReadings += 1
             }
         }
-        if let acceleration { updateAccelerometer(acceleration, at: timestamp) }
+        if let acceleration {
+            updateAccelerometer(acceleration, at: timestamp, gyroscope: integrated ?? gyroscopeQuaternion)
+        }
         if let magneticField { updateMagnetometer(magneticField, at: timestamp) }
     }
 
-    @inlinable
-    mutating func updateGyroscope(_ omega: Vector, at timestamp: Double) {
+    /// Integrates `omega`; returns ``gyroscopeQuaternion`` after it.
+    @inlinable @discardableResult
+    mutating func updateGyroscope(_ omega: Vector, at timestamp: Double) -> Quaternion<Scalar> {
         let dt = Self.interval(since: lastTimestamp, to: timestamp)
         lastTimestamp = timestamp
         if configuration.detectsGyroscopeSaturation { detectSaturation(omega) }
-        guard dt > 0 else { return }
+        guard dt > 0 else { return gyroscopeQuaternion }
 
         if configuration.estimatesBiasAtRest {
             restCoefficients.update(interval: dt)
@@ -353,8 +359,10 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         }
 
         let step = Self.exponential((omega - bias) * Scalar(dt))
-        gyroscopeQuaternion = Self.renormalized(gyroscopeQuaternion * step)
+        let integrated = Self.renormalized(gyroscopeQuaternion * step)
+        gyroscopeQuaternion = integrated
         isAttitude6DCurrent = false
+        return integrated
     }
 
     /// Marks saturated readings; when saturation ends, starts the recovery. The common case (no axis near either
@@ -459,8 +467,9 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         return Quaternion(w: q.w * k, x: q.x * k, y: q.y * k, z: q.z * k)
     }
 
+    /// `gyroscope`: ``gyroscopeQuaternion`` as the caller has it.
     @inlinable
-    mutating func updateAccelerometer(_ acceleration: Vector, at timestamp: Double) {
+    mutating func updateAccelerometer(_ acceleration: Vector, at timestamp: Double, gyroscope: Quaternion<Scalar>) {
         let specificForce = -acceleration
         let squaredNorm = (specificForce * specificForce).sum()
         guard squaredNorm > 0 && squaredNorm.isFinite else {
@@ -472,7 +481,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         lastAccelerometerTimestamp = timestamp
         if first {
             // Start level: align the vertical with the first reading.
-            inclinationQuaternion = Self.correction(towardsUp: gyroscopeQuaternion.act(on: specificForce).normalizedOrZ)
+            inclinationQuaternion = Self.correction(towardsUp: gyroscope.act(on: specificForce).normalizedOrZ)
             isAttitude6DCurrent = false
             return
         }
@@ -492,7 +501,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
             }
         }
 
-        let inertial = gyroscopeQuaternion.act(on: specificForce)
+        let inertial = gyroscope.act(on: specificForce)
         let filtered: Vector
         if recoveryTimeLeft > 0 {
             // Recovering from gyroscope saturation: the shorter time constant, then back without a jump.
@@ -514,7 +523,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         let length = (up * up).sum().squareRoot()
         let earth = up.normalizedOrZ(length: length)
         inclinationQuaternion = Self.corrected(inclinationQuaternion, towardsUp: up, length: length)
-        attitude6D = Self.renormalized(inclinationQuaternion * gyroscopeQuaternion)
+        attitude6D = Self.renormalized(inclinationQuaternion * gyroscope)
         isAttitude6DCurrent = true
 
         if configuration.estimatesBiasInMotion || configuration.estimatesBiasAtRest {
