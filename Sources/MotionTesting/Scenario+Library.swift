@@ -2,8 +2,8 @@ import MotionCore
 import RealModule
 
 extension Scenario {
-    /// The names ``named(_:seed:)`` accepts: `orientationSweep`, `shakeSequence`, `walking`, `random`.
-    public static let libraryNames = ["orientationSweep", "shakeSequence", "walking", "random"]
+    /// The names ``named(_:seed:)`` accepts: `orientationSweep`, `shakeSequence`, `walking`, `random`, `tumbling`.
+    public static let libraryNames = ["orientationSweep", "shakeSequence", "walking", "random", "tumbling"]
 
     /// The library scenario called `name` (see ``libraryNames``), with `seed` for those that randomise, or `nil`
     /// for an unknown name.
@@ -13,8 +13,19 @@ extension Scenario {
         case "shakeSequence": shakeSequence(seed: seed)
         case "walking": walking()
         case "random": random(seed: seed)
+        case "tumbling": tumbling()
         default: nil
         }
+    }
+
+    /// A device turned without a pause through `turns` attitudes spread over every direction (``Attitude/spread(_:)``),
+    /// one a second, starting face up: up to about 5 rad/s. With a hard-iron offset, input on which a magnetometer
+    /// calibration fits within seconds and then keeps fitting and checking its fit, the most work it does: the input
+    /// of the device-motion and calibration benchmarks (42 turns at 100 Hz) and of the calibration tests.
+    public static func tumbling(turns: Int = 42) -> Scenario {
+        var scenario = Scenario(name: "tumbling", start: .faceUp)
+        for i in 1...max(turns, 1) { scenario.append(.rotate(to: .spread(i), duration: 1)) }
+        return scenario
     }
 
     /// Every named orientation in turn, starting in portrait: portrait, landscapeLeft, landscapeRight,

@@ -14,8 +14,10 @@ struct SimulateCommand: ParsableCommand {
         abstract: "Write a deterministic, seeded synthetic motion trace in the canonical format.",
         discussion: """
             Scenarios: orientationSweep (portrait, landscape left/right, upside down, face up/down), shakeSequence \
-            (shakes on each axis with walking, taps, tilts, set-down and vibration between them), walking, and \
-            random (varied labelled segments drawn from --scenario-seed). The same options always give the same \
+            (shakes on each axis with walking, taps, tilts, set-down and vibration between them), walking, \
+            random (varied labelled segments drawn from --scenario-seed), and tumbling (42 s of turns through \
+            every direction without a pause, the fusion benchmarks' input: with --sensors accel,gyro,mag and \
+            --mag-offset, a magnetometer calibration fits within seconds). The same options always give the same \
             bytes. The trace's metadata lists the scenario, seed, noise settings and every labelled segment.
             """
     )
@@ -50,6 +52,13 @@ struct SimulateCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Timestamp jitter, standard deviation.", valueName: "seconds"))
     var jitter: Double = 0
 
+    @Option(
+        name: .customLong("mag-offset"),
+        help: ArgumentHelp(
+            "Hard-iron offset added to every magnetometer reading (device frame), the field a calibration removes.",
+            valueName: "x,y,z µT"))
+    var magnetometerOffset: String = "0,0,0"
+
     @Option(help: ArgumentHelp(
         "Significant digits of every value written (sensor noise is far above 1e-9 relative).", valueName: "n"))
     var digits: Int = 9
@@ -75,12 +84,21 @@ struct SimulateCommand: ParsableCommand {
         guard parsedBias != nil else {
             throw ValidationError("--gyro-bias takes three numbers in rad/s, such as 0.01,-0.02,0, got '\(gyroscopeBias)'.")
         }
+        guard parsedOffset != nil else {
+            throw ValidationError("--mag-offset takes three numbers in µT, such as 35,-22,48, got '\(magnetometerOffset)'.")
+        }
     }
 
-    private var parsedBias: SIMD3<Double>? {
-        let parts = gyroscopeBias.split(separator: ",").compactMap { Double($0.filter { $0 != " " }) }
-        guard parts.count == 3, parts.allSatisfy(\.isFinite) else { return nil }
-        return SIMD3(parts[0], parts[1], parts[2])
+    private var parsedBias: SIMD3<Double>? { Self.vector(gyroscopeBias) }
+    private var parsedOffset: SIMD3<Double>? { Self.vector(magnetometerOffset) }
+
+    /// Three comma-separated finite numbers.
+    private static func vector(_ text: String) -> SIMD3<Double>? {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.filter { $0 != " " }) }
+        guard parts.count == 3, case let values = parts.compactMap({ $0 }), values.count == 3,
+            values.allSatisfy(\.isFinite)
+        else { return nil }
+        return SIMD3(values[0], values[1], values[2])
     }
 
     func run() throws {
@@ -101,7 +119,7 @@ struct SimulateCommand: ParsableCommand {
         let options = SimulationOptions(
             rate: rate, sensors: sensors?.set ?? [.accelerometer, .gyroscope], seed: seed,
             accelerometerNoise: accelerometerNoise, gyroscopeNoise: gyroscopeNoise, gyroscopeBias: parsedBias ?? .zero,
-            timestampJitter: jitter)
+            magnetometerOffset: parsedOffset ?? .zero, timestampJitter: jitter)
         let simulation = try Simulation(scenario: script, options: options)
 
         var metadata = TraceMetadata()

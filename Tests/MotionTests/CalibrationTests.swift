@@ -10,8 +10,7 @@ import Testing
 @Suite struct CalibrationTests {
     /// 40 s of tumbling with a gyroscope bias and a hard-iron offset (µT), then a hold.
     static func tumbling(seed: UInt64) throws -> [MotionSample] {
-        var scenario = Scenario(name: "tumbling", start: .faceUp)
-        for i in 1...40 { scenario.append(.rotate(to: .spread(i), duration: 1)) }
+        var scenario = Scenario.tumbling(turns: 40)
         scenario.append(.hold(5))
         let options = SimulationOptions(
             rate: 100, sensors: .all, seed: seed, gyroscopeBias: SIMD3(0.01, -0.006, 0.004),

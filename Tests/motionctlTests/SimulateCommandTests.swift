@@ -64,6 +64,39 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["walk.csv"])  // no .partial left
     }
 
+    /// `--mag-offset` adds the hard-iron offset to every magnetometer reading, and the metadata says so; the
+    /// tumbling scenario is the benchmarks' input.
+    @Test func magnetometerOffsetIsAddedToEveryReading() async throws {
+        let arguments = ["simulate", "--scenario", "tumbling", "--sensors", "accel,gyro,mag", "--seed", "1"]
+        let plain = try await Motionctl.run(arguments)
+        let offset = try await Motionctl.run(arguments + ["--mag-offset", "35,-22,48"])
+        #expect(plain.status == 0 && offset.status == 0, "\(offset.stderr)")
+        let (a, b) = (
+            try TraceReader(bytes: Array(plain.stdout.utf8), name: "plain"),
+            try TraceReader(bytes: Array(offset.stdout.utf8), name: "offset"))
+        #expect(b.metadata["scenario"] == "tumbling" && b.metadata["mag_offset_ut"] == "35.000 -22.000 48.000")
+        #expect(a.metadata["mag_offset_ut"] == nil)
+        var count = 0
+        var worst = 0.0
+        while let x = try a.next(), let y = try b.next() {
+            let difference = try #require(y.magneticField).vector - (try #require(x.magneticField)).vector
+            let error = difference - SIMD3(35, -22, 48)
+            worst = max(worst, abs(error.x), abs(error.y), abs(error.z))
+            #expect(x.acceleration == y.acceleration && x.rotationRate == y.rotationRate)
+            count += 1
+        }
+        #expect(count == 4200, "42 turns of 1 s at 100 Hz")
+        #expect(worst < 1e-6, "\(worst) µT")  // the readings are rounded to 9 significant digits
+    }
+
+    @Test func rejectsAMalformedMagnetometerOffset() async throws {
+        for value in ["35,-22", "35,-22,x", "35,-22,48,1", "35,,48", "nan,0,0"] {
+            let result = try await Motionctl.run(["simulate", "--scenario", "tumbling", "--mag-offset", value])
+            #expect(result.status == 64, "\(value)")
+            #expect(result.stderr.contains("--mag-offset takes three numbers in µT"), "\(value): \(result.stderr)")
+        }
+    }
+
     @Test func rejectsAnUnknownScenario() async throws {
         let result = try await Motionctl.run(["simulate", "--scenario", "juggling"])
         #expect(result.status == 64)

@@ -60,12 +60,10 @@ func fusionBenchmark<Scalar: MotionScalar>(_ name: String, _: Scalar.Type, magne
 /// the magnetometer calibration fits (`high` within 8 s) and keeps checking its fit, as a device in a hand does.
 /// Replayed with increasing timestamps, so the fits go on with the same readings.
 func tumblingSamples() -> [MotionSample] {
-    var scenario = Scenario(name: "tumbling", start: .faceUp)
-    for i in 1...42 {
-        let roll = (Double(i) * 2.399963).truncatingRemainder(dividingBy: 2 * .pi) - .pi
-        let pitch = (2 * (Double(i) * 0.618034).truncatingRemainder(dividingBy: 1) - 1) * 1.4
-        scenario.append(.rotate(to: Attitude(roll: roll, pitch: pitch, yaw: Double(i) * 1.3), duration: 1))
-    }
+    // The same samples, to 9 digits, as a trace (for VQF's timing, Scripts/measure-vqf-speed.py):
+    // motionctl simulate --scenario tumbling --sensors accel,gyro,mag --seed 1 --gyro-bias 0.004,-0.002,0.003
+    //   --mag-offset 35,-22,48
+    let scenario = Scenario.tumbling()
     let options = SimulationOptions(
         rate: 100, sensors: .all, seed: 1, gyroscopeBias: SIMD3(0.004, -0.002, 0.003),
         magnetometerOffset: SIMD3(35, -22, 48))
@@ -130,14 +128,9 @@ func deviceMotionBenchmark<Scalar: MotionScalar>(
 func calibrationBenchmark(random: Bool) {
     var magnetometer = Input<Double>().magnetometer
     if !random {
-        var scenario = Scenario(name: "tumbling", start: .faceUp)
-        for i in 1...42 {
-            let roll = (Double(i) * 2.399963).truncatingRemainder(dividingBy: 2 * .pi) - .pi
-            let pitch = (2 * (Double(i) * 0.618034).truncatingRemainder(dividingBy: 1) - 1) * 1.4
-            scenario.append(.rotate(to: Attitude(roll: roll, pitch: pitch, yaw: Double(i) * 1.3), duration: 1))
-        }
         let options = SimulationOptions(rate: 100, sensors: .all, seed: 1, magnetometerOffset: SIMD3(35, -22, 48))
-        magnetometer = try! Simulation(scenario: scenario, options: options).prefix(4096).map { $0.magneticField!.vector }
+        magnetometer = try! Simulation(scenario: .tumbling(), options: options).prefix(4096)
+            .map { $0.magneticField!.vector }
     }
     let input = magnetometer
     Benchmark(

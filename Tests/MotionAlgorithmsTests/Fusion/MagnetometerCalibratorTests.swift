@@ -10,13 +10,7 @@ import Testing
     static let offset = SIMD3<Double>(35, -22, 48)
 
     /// Turns through 40 orientations spread over all directions, 1 s each, starting face up.
-    static var tumbling: Scenario {
-        var scenario = Scenario(name: "tumbling", start: .faceUp)
-        for i in 1...40 {
-            scenario.append(.rotate(to: .spread(i), duration: 1))
-        }
-        return scenario
-    }
+    static var tumbling: Scenario { .tumbling(turns: 40) }
 
     static func simulation(_ scenario: Scenario, seed: UInt64 = 3) -> Simulation {
         try! Simulation(
