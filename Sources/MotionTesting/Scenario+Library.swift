@@ -18,8 +18,8 @@ extension Scenario {
         }
     }
 
-    /// A device turned without a pause through `turns` attitudes spread over every direction (``Attitude/spread(_:)``),
-    /// one a second, starting face up: up to about 5 rad/s. With a hard-iron offset, input on which a magnetometer
+    /// A device turned without a pause through `turns` attitudes spread over every direction (`Attitude.spread(_:)`),
+    /// one a second, starting face up: up to about 6 rad/s. With a hard-iron offset, input on which a magnetometer
     /// calibration fits within seconds and then keeps fitting and checking its fit, the most work it does: the input
     /// of the device-motion and calibration benchmarks (42 turns at 100 Hz) and of the calibration tests.
     public static func tumbling(turns: Int = 42) -> Scenario {
