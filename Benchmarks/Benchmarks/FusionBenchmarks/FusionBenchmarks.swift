@@ -55,9 +55,9 @@ func fusionBenchmark<Scalar: MotionScalar>(_ name: String, _: Scalar.Type, magne
     }
 }
 
-/// 4096 samples (41 s at 100 Hz, all sensors, noise, gyroscope bias (0.004, −0.002, 0.003) rad/s) turning through
-/// 42 orientations over all directions, one a second, with a hard-iron offset of (35, −22, 48) µT: input on which
-/// the magnetometer calibration fits (`high` within 8 s) and keeps checking its fit, as a device in a hand does.
+/// 4096 samples (41 s at 100 Hz, all sensors, noise, gyroscope bias (0.004, −0.002, 0.003) rad/s) of
+/// `Scenario.tumbling()`: turning through 42 orientations over all directions, one a second, with a hard-iron offset
+/// of (35, −22, 48) µT: input on which the magnetometer calibration fits (`high` at 9 s) and keeps checking its fit.
 /// Replayed with increasing timestamps, so the fits go on with the same readings.
 func tumblingSamples() -> [MotionSample] {
     // The same samples, to 9 digits, as a trace (for VQF's timing, Scripts/measure-vqf-speed.py):
