@@ -545,10 +545,10 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         return Quaternion(w: w, x: v.y / (2 * w), y: -v.x / (2 * w), z: 0)
     }
 
-    /// `correction(towardsUp: u/|u|) * q`, normalized, for any non-zero `u` of length `n`, with one square root and
-    /// one division fewer on the path from `q` to the result (the inclination update runs on every sample): the
-    /// correction is `(|u| + u.z, u.y, −u.x, 0)` scaled by `1/√(2|u|(|u| + u.z))`, and since the product is
-    /// normalized anyway the scaling is left out. The products by the zero z component are left out too.
+    /// `correction(towardsUp: u/|u|) * q`, normalized, for any non-zero `u` of length `n`, with fewer square roots
+    /// and divisions on the path from `q` to the result (the inclination update runs on every sample): the correction
+    /// is `(|u| + u.z, u.y, −u.x, 0)` unscaled, and the product is scaled once by `1/(|correction|·|q|)`, its length
+    /// from its factors' lengths. The products by the zero z component are left out.
     @inlinable @inline(__always)
     static func corrected(_ q: Quaternion<Scalar>, towardsUp u: Vector, length n: Scalar) -> Quaternion<Scalar> {
         guard n > 0 else { return renormalized(q) }  // no direction: no correction
