@@ -12,6 +12,8 @@ let strictSettings: [SwiftSetting] = [
 
 /// The umockdev testbeds of the tests (TestSupport/).
 let testbed = Target.Dependency.product(name: "IIOTestbed", package: "TestSupport")
+/// `.computeBound`: the long synchronous suites run off Swift's cooperative pool (TestSupport/).
+let testThreads = Target.Dependency.product(name: "TestThreads", package: "TestSupport")
 
 let package = Package(
     name: "swift-motion",
@@ -84,20 +86,25 @@ let package = Package(
             ]
         ),
 
-        .testTarget(name: "MotionCoreTests", dependencies: ["MotionCore"]),
+        .testTarget(name: "MotionCoreTests", dependencies: ["MotionCore", testThreads]),
         .testTarget(
             name: "MotionAlgorithmsTests",
-            dependencies: ["MotionAlgorithms", "MotionTesting", .product(name: "RealModule", package: "swift-numerics")]
+            dependencies: [
+                "MotionAlgorithms", "MotionTesting", .product(name: "RealModule", package: "swift-numerics"), testThreads,
+            ]
         ),
-        .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionTesting"]),
+        .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionTesting", testThreads]),
         .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO", testbed]),
-        .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace"]),
+        .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace", testThreads]),
         .testTarget(
             name: "MotionTests",
             dependencies: ["Motion", "MotionAlgorithms", "MotionIIO", "MotionTesting", "MotionTrace", testbed]
         ),
         .testTarget(name: "motiondTests", dependencies: ["motiond", "Motion", "MotionAlgorithms", "MotionDBus", "MotionCore", testbed]),
-        .testTarget(name: "MotionEvaluationTests", dependencies: ["MotionEvaluation", "MotionAlgorithms", "MotionCore", "MotionTesting"]),
+        .testTarget(
+            name: "MotionEvaluationTests",
+            dependencies: ["MotionEvaluation", "MotionAlgorithms", "MotionCore", "MotionTesting", testThreads]
+        ),
         .testTarget(
             name: "motionctlTests",
             dependencies: ["motionctl", "Motion", "MotionAlgorithms", "MotionCore", "MotionTrace", testbed]

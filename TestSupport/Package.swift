@@ -1,7 +1,8 @@
 // swift-tools-version: 6.1
-// swift-motion's test support: umockdev testbeds that emulate IIO devices in the test process, and the test
-// prerequisites (`.requires(…)`). A package of its own, so that a plain `swift build` of swift-motion builds only
-// the products and needs no umockdev: only `swift test` (or `swift build --build-tests`) builds these.
+// swift-motion's test support: umockdev testbeds that emulate IIO devices in the test process, the test
+// prerequisites (`.requires(…)`), and the `.computeBound` trait. A package of its own, so that a plain
+// `swift build` of swift-motion builds only the products and needs no umockdev: only `swift test` (or
+// `swift build --build-tests`) builds these.
 
 import PackageDescription
 
@@ -10,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "IIOTestbed", targets: ["IIOTestbed"]),
+        .library(name: "TestThreads", targets: ["TestThreads"]),
     ],
     targets: [
         // umockdev's C API, visible only inside IIOTestbed (`internal import`).
@@ -19,6 +21,13 @@ let package = Package(
         // The Swift testbed wrapper, emulated device descriptions, a scan encoder and the test prerequisites.
         .target(
             name: "IIOTestbed", dependencies: ["CUMockdev", "UMockdevPreload"],
+            swiftSettings: [
+                .swiftLanguageMode(.v6), .enableUpcomingFeature("InternalImportsByDefault"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+            ]),
+        // `.computeBound`: long synchronous tests run on threads of their own, off Swift's cooperative pool.
+        .target(
+            name: "TestThreads",
             swiftSettings: [
                 .swiftLanguageMode(.v6), .enableUpcomingFeature("InternalImportsByDefault"),
                 .enableUpcomingFeature("MemberImportVisibility"),

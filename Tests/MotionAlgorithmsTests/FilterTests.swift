@@ -2,9 +2,10 @@ import MotionAlgorithms
 import MotionCore
 import RealModule
 import Testing
+import TestThreads
 
 /// Filters against closed-form responses, for Float and Double.
-@Suite struct FilterTests {
+@Suite(.computeBound) struct FilterTests {
     @Test func lowPassStepResponseMatchesTheListing() {
         stepResponse(Float.self, tolerance: 1e-5)
         stepResponse(Double.self, tolerance: 1e-12)
@@ -103,7 +104,7 @@ import Testing
     }
 }
 
-@Suite struct UpdateIntervalGateTests {
+@Suite(.computeBound) struct UpdateIntervalGateTests {
     func deliveries(rate: Double, seconds: Double, interval: Double) -> [Double] {
         var gate = UpdateIntervalGate(interval: interval)
         return (0..<Int(rate * seconds)).map { Double($0) / rate }.filter { gate.admit(at: $0) }

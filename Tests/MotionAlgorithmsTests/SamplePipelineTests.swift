@@ -1,8 +1,9 @@
 import MotionAlgorithms
 import MotionCore
 import Testing
+import TestThreads
 
-@Suite struct SamplePipelineTests {
+@Suite(.computeBound) struct SamplePipelineTests {
     static func sample(_ t: Double, accel: Double? = nil, gyro: Double? = nil, mag: Double? = nil) -> MotionSample {
         MotionSample(
             timestamp: t,

@@ -1,8 +1,9 @@
 import MotionCore
 import Testing
+import TestThreads
 
 /// Pins the frame and rotation conventions written in Docs/Conventions.md.
-@Suite struct AttitudeConventionTests {
+@Suite(.computeBound) struct AttitudeConventionTests {
     /// Deterministic pseudo-random attitudes (SplitMix64), so failures reproduce.
     static func randomAttitudes(count: Int, seed: UInt64 = 0x5EED) -> [Attitude] {
         var state = seed

@@ -1,7 +1,8 @@
 import MotionCore
 import Testing
+import TestThreads
 
-@Suite struct SampleAndErrorTests {
+@Suite(.computeBound) struct SampleAndErrorTests {
     @Test func sensorSetParsesShortNames() {
         #expect(SensorSet(shortNames: "accel,gyro") == [.accelerometer, .gyroscope])
         #expect(SensorSet(shortNames: "mag, accel") == [.accelerometer, .magnetometer])

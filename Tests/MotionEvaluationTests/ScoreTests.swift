@@ -4,9 +4,10 @@ import MotionTesting
 import Testing
 
 @testable import MotionEvaluation
+import TestThreads
 
 /// The scoring harnesses count what they say on scenarios whose truth is known.
-@Suite struct ShakeScoreTests {
+@Suite(.computeBound) struct ShakeScoreTests {
     static func simulate(_ scenario: Scenario, seed: UInt64 = 1) throws -> Simulation {
         try Simulation(scenario: scenario, options: SimulationOptions(rate: 100, sensors: .accelerometer, seed: seed))
     }
@@ -68,7 +69,7 @@ import Testing
     }
 }
 
-@Suite struct SeismicRuleTests {
+@Suite(.computeBound) struct SeismicRuleTests {
     /// seismic's rule: |a| above the threshold in about 75 % of at least 0.25 s of samples, then it starts over.
     @Test func reportsSustainedStrongAccelerationOnly() {
         var rule = SeismicRule(threshold: 13)  // m/s², 1.33 g
@@ -84,7 +85,7 @@ import Testing
     }
 }
 
-@Suite struct OrientationScoreTests {
+@Suite(.computeBound) struct OrientationScoreTests {
     @Test func theSweepHasNoSpuriousChangeNoFlapAndRightHolds() throws {
         let scenario = Scenario.orientationSweep()
         let simulation = try Simulation(

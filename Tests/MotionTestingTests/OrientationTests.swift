@@ -1,8 +1,9 @@
 import MotionCore
 import MotionTesting
 import Testing
+import TestThreads
 
-@Suite("Named orientations and frame conventions")
+@Suite("Named orientations and frame conventions", .computeBound)
 struct OrientationTests {
     /// The pinned readings at rest (g, Core Motion sign: the vector points along gravity in the device frame).
     /// - portrait: top (+y) up, gravity along −y.

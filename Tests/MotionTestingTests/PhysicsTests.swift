@@ -1,8 +1,9 @@
 import MotionCore
 import MotionTesting
 import Testing
+import TestThreads
 
-@Suite("Physics: sensors agree with the motion")
+@Suite("Physics: sensors agree with the motion", .computeBound)
 struct PhysicsTests {
     @Test(
         "Integrating the gyroscope over a rotation reproduces the end attitude",

@@ -1,8 +1,9 @@
 import MotionCore
 import MotionTesting
 import Testing
+import TestThreads
 
-@Suite("Scenarios and labels")
+@Suite("Scenarios and labels", .computeBound)
 struct ScenarioTests {
     static let library: [Scenario] =
         [.orientationSweep(), .shakeSequence(seed: 0), .shakeSequence(seed: 77), .walking(duration: 5)]

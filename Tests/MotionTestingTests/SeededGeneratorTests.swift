@@ -1,7 +1,8 @@
 import MotionTesting
 import Testing
+import TestThreads
 
-@Suite("SeededGenerator")
+@Suite("SeededGenerator", .computeBound)
 struct SeededGeneratorTests {
     @Test("SplitMix64 and xoshiro256** match the reference algorithms bit for bit")
     func goldenValues() {

@@ -1,8 +1,9 @@
 import MotionCore
 import MotionTesting
 import Testing
+import TestThreads
 
-@Suite("Simulation: streaming, determinism, timestamps, options")
+@Suite("Simulation: streaming, determinism, timestamps, options", .computeBound)
 struct SimulationTests {
     static let options = SimulationOptions(sensors: .all, seed: 5, gyroscopeBias: SIMD3(0.01, -0.02, 0.005))
 

@@ -3,11 +3,12 @@ import MotionCore
 import Testing
 
 @testable import MotionTrace
+import TestThreads
 
 /// Reads the shipped BROAD excerpt (`Recordings/broad-slow-rotation-excerpt.csv`, the first 60 s of broad-dev's
 /// trial 02) as it is. The nine full recordings live outside the repository; `Scripts/check-attitude-accuracy.sh`
 /// (CI's accuracy step) reads all of them and checks each one's row count against the dataset's manifest.
-@Suite struct BroadExcerptTests {
+@Suite(.computeBound) struct BroadExcerptTests {
     static let path = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Recordings/broad-slow-rotation-excerpt.csv").path

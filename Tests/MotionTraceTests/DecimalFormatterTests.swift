@@ -2,8 +2,9 @@ import Foundation
 import Testing
 
 @testable import MotionTrace
+import TestThreads
 
-@Suite struct DecimalFormatterTests {
+@Suite(.computeBound) struct DecimalFormatterTests {
     @Test(
         arguments: [
             (0.0, "0"), (-0.0, "-0"), (1, "1"), (-1, "-1"), (100, "100"), (123000, "123000"), (1.5, "1.5"),

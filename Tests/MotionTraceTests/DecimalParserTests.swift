@@ -2,8 +2,9 @@ import Foundation
 import Testing
 
 @testable import MotionTrace
+import TestThreads
 
-@Suite struct DecimalParserTests {
+@Suite(.computeBound) struct DecimalParserTests {
     @Test(arguments: [
         "0", "-0", "+0", "00", "0.0", "-0.000", "0e0", "0e-999", "-0e999", "1", "-1", "+1", "9", "10", "1.5", "-1.5",
         "0.0035", "186.336500", "-0.00887329394", "-6.52338106e-19", "16.1633417", "1e22", "1e23", "1E+22",

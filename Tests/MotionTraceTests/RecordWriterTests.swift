@@ -2,9 +2,10 @@ import Foundation
 import MotionCore
 import MotionTrace
 import Testing
+import TestThreads
 
 /// TraceWriter's record mode (custom columns, such as attitude rows).
-@Suite struct RecordWriterTests {
+@Suite(.computeBound) struct RecordWriterTests {
     /// Writes records through a pipe and returns what came out.
     func render(_ format: TraceFormat, columns: [String], records: [(Double, [Double])]) throws -> String {
         let pipe = Pipe()

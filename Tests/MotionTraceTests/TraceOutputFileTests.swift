@@ -3,9 +3,10 @@ import MotionCore
 import Testing
 
 @testable import MotionTrace
+import TestThreads
 
 /// `TraceOutputFile` writes beside the path and puts the file there only at `commit()`.
-@Suite struct TraceOutputFileTests {
+@Suite(.computeBound) struct TraceOutputFileTests {
     /// A new empty folder and the path `trace.csv` in it.
     static func folder() throws -> (folder: String, path: String) {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("output-\(UUID().uuidString)")

@@ -3,8 +3,9 @@ import MotionCore
 import Testing
 
 @testable import MotionTrace
+import TestThreads
 
-@Suite struct TraceReaderTests {
+@Suite(.computeBound) struct TraceReaderTests {
     static let header10 = "t,ax,ay,az,gx,gy,gz,mx,my,mz"
 
     @Test func readsAllGroupsMetadataAndLineNumbers() throws {

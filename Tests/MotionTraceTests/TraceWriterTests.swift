@@ -3,8 +3,9 @@ import MotionCore
 import Testing
 
 @testable import MotionTrace
+import TestThreads
 
-@Suite struct TraceWriterTests {
+@Suite(.computeBound) struct TraceWriterTests {
     static let samples: [MotionSample] = [
         MotionSample(
             timestamp: 0, acceleration: Acceleration(x: -0.00887329394, y: 0.5, z: -1),

@@ -1,9 +1,10 @@
 import MotionAlgorithms
 import RealModule
 import Testing
+import TestThreads
 
 /// `DeviceOrientation`, the iio-sensor-proxy vocabulary and its exact reference rules.
-@Suite struct DeviceOrientationTests {
+@Suite(.computeBound) struct DeviceOrientationTests {
     @Test func rawValuesAndDirectionsAreUIKits() {
         #expect(DeviceOrientation.allCases.map(\.rawValue) == Array(0...6))
         let table: [(DeviceOrientation, SIMD3<Double>)] = [

@@ -1,6 +1,7 @@
 import MotionAlgorithms
 import RealModule
 import Testing
+import TestThreads
 
 extension OrientationClassifier {
     /// Runs the samples through the classifier and returns every change.
@@ -11,7 +12,7 @@ extension OrientationClassifier {
 
 /// `OrientationClassifier` on hand-built signals: every threshold at and around its value, no flapping, and
 /// agreement with iio-sensor-proxy's rules on settled inputs.
-@Suite struct OrientationClassifierTests {
+@Suite(.computeBound) struct OrientationClassifierTests {
     static let portrait = SIMD3<Double>(0, -1, 0)
     static let neighbours: [(DeviceOrientation, SIMD3<Double>)] = [
         (.landscapeLeft, SIMD3(-1, 0, 0)), (.landscapeRight, SIMD3(1, 0, 0)), (.faceUp, SIMD3(0, 0, -1)),

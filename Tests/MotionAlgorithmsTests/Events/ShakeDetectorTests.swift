@@ -2,9 +2,10 @@ import RealModule
 import Testing
 
 @testable import MotionAlgorithms
+import TestThreads
 
 /// `ShakeDetector` on hand-built signals: phases, every threshold at and around its value, and distractors.
-@Suite struct ShakeDetectorTests {
+@Suite(.computeBound) struct ShakeDetectorTests {
     static let portrait = SIMD3<Double>(0, -1, 0)
     static let axes: [(ShakeEvent.Axis, SIMD3<Double>)] = [
         (.x, SIMD3(1, 0, 0)), (.y, SIMD3(0, 1, 0)), (.z, SIMD3(0, 0, 1)),

@@ -3,9 +3,10 @@ import MotionCore
 import MotionTesting
 import RealModule
 import Testing
+import TestThreads
 
 /// The attitude estimator against synthetic ground truth.
-@Suite struct AttitudeEstimatorTests {
+@Suite(.computeBound) struct AttitudeEstimatorTests {
     static var noBias: AttitudeEstimatorConfiguration {
         var c = AttitudeEstimatorConfiguration()
         c.estimatesBiasAtRest = false
@@ -178,7 +179,7 @@ import Testing
     }
 }
 
-@Suite struct PredictionTests {
+@Suite(.computeBound) struct PredictionTests {
     /// Turning flat at a constant rate about the vertical, the attitude predicted one interval ahead is the attitude
     /// reported one sample later.
     @Test func predictionLooksOneIntervalAhead() {

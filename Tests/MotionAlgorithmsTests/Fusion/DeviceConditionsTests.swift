@@ -3,10 +3,11 @@ import MotionCore
 import MotionTesting
 import RealModule
 import Testing
+import TestThreads
 
 /// Device motion under what real devices do, against simulated ground truth: fast translations, magnetic
 /// disturbances, a slower magnetometer with irregular intervals, and a start in any attitude.
-@Suite struct DeviceConditionsTests {
+@Suite(.computeBound) struct DeviceConditionsTests {
     /// The angle between two gravity vectors, in degrees.
     static func degrees(_ a: Acceleration, _ b: Acceleration) -> Double {
         let u = a.vector / (a.vector * a.vector).sum().squareRoot()

@@ -3,9 +3,10 @@ import MotionCore
 import MotionTesting
 import RealModule
 import Testing
+import TestThreads
 
 /// `DeviceMotionFilterOf<Float>`: the estimator in single precision, the calibration and the outputs in `Double`.
-@Suite struct DeviceMotionFloatTests {
+@Suite(.computeBound) struct DeviceMotionFloatTests {
     @Test(arguments: AttitudeReferenceFrame.allCases)
     func floatAgreesWithDoubleWithinFloatPrecision(frame: AttitudeReferenceFrame) throws {
         // Tumbling with holds, a gyroscope bias and a hard-iron offset (the calibration fits within seconds).

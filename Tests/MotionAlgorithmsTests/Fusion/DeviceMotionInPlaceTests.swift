@@ -2,9 +2,10 @@ import MotionAlgorithms
 import MotionCore
 import MotionTesting
 import Testing
+import TestThreads
 
 /// `update(_:into:)` writes what `update(_:)` returns.
-@Suite struct DeviceMotionInPlaceTests {
+@Suite(.computeBound) struct DeviceMotionInPlaceTests {
     @Test(arguments: AttitudeReferenceFrame.allCases)
     func inPlaceGivesTheSameValues(frame: AttitudeReferenceFrame) {
         var returning = DeviceMotionFilter(referenceFrame: frame, magneticDeclination: 0.05)

@@ -4,9 +4,10 @@ import MotionCore
 import MotionTesting
 import RealModule
 import Testing
+import TestThreads
 
 /// Saving and restoring the estimator's state (`DeviceMotionFilter.State`, `Codable`) through JSON.
-@Suite struct EstimatorStateTests {
+@Suite(.computeBound) struct EstimatorStateTests {
     /// Tumbling (turns over all directions, a hold now and then) with a gyroscope bias and a hard-iron offset.
     static var frames: [SimulatedFrame] {
         var scenario = Scenario(name: "tumbling with holds", start: .faceUp)

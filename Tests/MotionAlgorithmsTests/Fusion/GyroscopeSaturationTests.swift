@@ -3,9 +3,10 @@ import MotionCore
 import MotionTesting
 import RealModule
 import Testing
+import TestThreads
 
 /// Gyroscope saturation: a fast spin read by a gyroscope that clips at ±1000 °/s.
-@Suite struct GyroscopeSaturationTests {
+@Suite(.computeBound) struct GyroscopeSaturationTests {
     /// ±1000 °/s, in rad/s.
     static let range = 1000 * Double.pi / 180
     /// When the spin ends, in s.

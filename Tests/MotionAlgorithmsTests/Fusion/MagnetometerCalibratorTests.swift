@@ -3,9 +3,10 @@ import MotionCore
 import MotionTesting
 import RealModule
 import Testing
+import TestThreads
 
 /// The magnetometer calibration against a simulated device with a known hard-iron offset.
-@Suite struct MagnetometerCalibratorTests {
+@Suite(.computeBound) struct MagnetometerCalibratorTests {
     /// The device's own field, in µT (larger than the Earth's 47.4 µT, as is common in phones).
     static let offset = SIMD3<Double>(35, -22, 48)
 

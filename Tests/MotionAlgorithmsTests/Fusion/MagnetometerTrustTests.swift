@@ -4,11 +4,12 @@ import RealModule
 import Testing
 
 @testable import MotionAlgorithms
+import TestThreads
 
 /// A fit is applied only when it makes the field's strength more consistent than the raw readings over the same
 /// recent readings, and dropped when it stops doing so (simulated, 100 Hz, 0.4 µT noise per axis, Earth's field
 /// 47.4 µT). The accuracy gate (`Scripts/check-attitude-accuracy.sh`) runs this suite.
-@Suite struct MagnetometerTrustTests {
+@Suite(.computeBound) struct MagnetometerTrustTests {
     /// Fast turns (0.5 s each, up to about 6 rad/s) to 60 orientations spread over all directions, with a 10 s break
     /// after every fifth: BROAD's "fast rotation with breaks", 180 s.
     static var fastRotationWithBreaks: Scenario {

@@ -3,10 +3,11 @@ import MotionCore
 import MotionTesting
 import RealModule
 import Testing
+import TestThreads
 
 /// The polynomial arcsine, arctangent, cosine and sine, and the estimator's series for a rotation's quaternion, against
 /// the C library's.
-@Suite struct PolynomialTrigonometryTests {
+@Suite(.computeBound) struct PolynomialTrigonometryTests {
     @Test func arcsineMatchesTheCLibraryOverItsDomain() {
         var worst = 0.0
         for i in -200_000...200_000 {

@@ -3,10 +3,11 @@ import MotionCore
 import MotionTesting
 import RealModule
 import Testing
+import TestThreads
 
 /// The two places that scale a quaternion to unit length without normalising the result: the inclination
 /// correction (its length from its factors') and the Float filter's output in Double (a series step).
-@Suite struct UnitLengthTests {
+@Suite(.computeBound) struct UnitLengthTests {
     static func randomQuaternion(_ generator: inout SeededGenerator) -> Quaternion<Double> {
         let q = Quaternion<Double>(
             w: .random(in: -1...1, using: &generator), x: .random(in: -1...1, using: &generator),
