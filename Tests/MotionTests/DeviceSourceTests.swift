@@ -26,7 +26,11 @@ struct DeviceSourceTests {
         try await Testbed.run { testbed in
             let path = try testbed.add(.lis3dh().bufferOnly)
             try testbed.add(.lis3dhTrigger)
-            let manager = try MotionManager(source: .device())
+            // The scans are fed once the test has seen the buffer enabled. Under load (every suite of a plain
+            // `swift test` starting at once on two cores) the test may see it seconds later: a long start
+            // timeout instead of the default 5 s, which would end the capture first.
+            let capture = CaptureConfiguration(startTimeout: 120)
+            let manager = try MotionManager(source: .device(configuration: DeviceSourceConfiguration(capture: capture)))
             #expect(manager.isAccelerometerAvailable && !manager.isGyroAvailable && !manager.isMagnetometerAvailable)
             #expect(manager.availableAttitudeReferenceFrames.isEmpty)
             #expect(testbed.attribute(path, "buffer/enable") != "1", "nothing runs before a subscription")
