@@ -3,7 +3,7 @@
 ///
 /// Frames and units: every vector is in the device frame; accelerations in g with Core Motion's sign
 /// (`acceleration = gravity + userAcceleration`), rotation rate in rad/s, magnetic field in µT, heading in degrees.
-public struct DeviceMotion: Hashable, Sendable {
+public struct DeviceMotion: Sendable {
     /// The instant this motion is valid for, in seconds on the source's clock.
     public var timestamp: Double
     /// The device's attitude relative to ``referenceFrame``.
@@ -23,7 +23,28 @@ public struct DeviceMotion: Hashable, Sendable {
     /// Where the top of the device points, clockwise from the reference frame's x axis (north in the north
     /// frames), in degrees in [0, 360); −1 in the `xArbitrary…` frames, which have no north. See
     /// `Docs/Attitude.md` for how it is taken when the device stands upright.
-    public var heading: Double
+    ///
+    /// In a value made by the device-motion filter (north frames, once the magnetometer has set the heading), it is
+    /// ``heading(of:)`` of ``attitude``, computed when read (an arctangent, about 20 ns): a user who reads only the
+    /// attitude does not pay for it. Setting it stores the value given.
+    public var heading: Double {
+        get {
+            switch headingStorage {
+            case .value(let degrees): degrees
+            case .fromAttitude: Self.heading(of: attitude)
+            }
+        }
+        set { headingStorage = .value(newValue) }
+    }
+
+    /// The heading as given, or to be taken from the attitude when read.
+    @usableFromInline
+    enum HeadingStorage: Sendable {
+        case value(Double)
+        case fromAttitude
+    }
+
+    @usableFromInline var headingStorage: HeadingStorage
 
     /// Creates a device-motion value.
     public init(
@@ -38,6 +59,61 @@ public struct DeviceMotion: Hashable, Sendable {
         self.gravity = gravity
         self.userAcceleration = userAcceleration
         self.magneticField = magneticField
-        self.heading = heading
+        self.headingStorage = .value(heading)
+    }
+
+    /// A device-motion value whose ``heading`` is ``heading(of:)`` of `attitude` when `hasHeading`, else −1 (the
+    /// filter's: no north, or no magnetometer reading yet).
+    @inlinable @inline(__always)
+    package init(
+        timestamp: Double, attitude: Attitude, referenceFrame: AttitudeReferenceFrame, rotationRate: RotationRate,
+        gravity: Acceleration, userAcceleration: Acceleration, magneticField: CalibratedMagneticField?,
+        headingFromAttitude hasHeading: Bool
+    ) {
+        self.timestamp = timestamp
+        self.attitude = attitude
+        self.referenceFrame = referenceFrame
+        self.rotationRate = rotationRate
+        self.gravity = gravity
+        self.userAcceleration = userAcceleration
+        self.magneticField = magneticField
+        self.headingStorage = hasHeading ? .fromAttitude : .value(-1)
+    }
+
+    /// The azimuth of the device's top (+y) for `attitude` (device → reference frame), clockwise from the reference
+    /// x axis, in degrees in [0, 360). When the top points nearly straight up or down (less than about 6° from
+    /// vertical), the azimuth of the back (−z) is used instead, as a compass held upright does.
+    public static func heading(of attitude: Attitude) -> Double {
+        heading(of: attitude.quaternion)
+    }
+
+    @inlinable @inline(__always)
+    static func heading(of q: Quaternion<Double>) -> Double {
+        // The top in the reference frame: the second column of q's rotation matrix; the back: minus the third.
+        var (x, y) = (2 * (q.x * q.y - q.w * q.z), 1 - 2 * (q.x * q.x + q.z * q.z))
+        if x * x + y * y < 0.01 { (x, y) = (-2 * (q.x * q.z + q.w * q.y), 2 * (q.w * q.x - q.y * q.z)) }
+        // Clockwise from x seen from above (z up) is towards −y.
+        let degrees = PolynomialTrigonometry<Double>.azimuth(y: -y, x: x) * (180 / .pi)
+        return degrees >= 360 ? 0 : degrees  // 2π − a tiny angle rounds to 2π
+    }
+}
+
+extension DeviceMotion: Hashable {
+    /// Equal when every property is, ``heading`` compared by value (however it is stored).
+    public static func == (a: DeviceMotion, b: DeviceMotion) -> Bool {
+        a.timestamp == b.timestamp && a.attitude == b.attitude && a.referenceFrame == b.referenceFrame
+            && a.rotationRate == b.rotationRate && a.gravity == b.gravity && a.userAcceleration == b.userAcceleration
+            && a.magneticField == b.magneticField && a.heading == b.heading
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(timestamp)
+        hasher.combine(attitude)
+        hasher.combine(referenceFrame)
+        hasher.combine(rotationRate)
+        hasher.combine(gravity)
+        hasher.combine(userAcceleration)
+        hasher.combine(magneticField)
+        hasher.combine(heading)
     }
 }

@@ -201,24 +201,13 @@ public struct DeviceMotionFilterOf<Scalar: MotionScalar>: Sendable {
             gravity: Acceleration(gravity),
             userAcceleration: Acceleration(lastAcceleration - gravity),
             magneticField: lastMagneticField,
-            heading: hasNorth && attitudeEstimator.hasHeading ? Self.heading(of: q) : -1)
+            headingFromAttitude: hasNorth && attitudeEstimator.hasHeading)
     }
 
-    /// The azimuth of the device's top (+y), clockwise from reference x, in degrees in [0, 360). When the top
-    /// points nearly straight up or down (less than about 6° from vertical), the azimuth of the back (−z) is
-    /// used instead, as a compass held upright does.
+    /// The azimuth of the device's top (+y), clockwise from reference x, in degrees in [0, 360):
+    /// `DeviceMotion.heading(of:)`.
     public static func heading(of attitude: Attitude) -> Double {
-        heading(of: attitude.quaternion)
-    }
-
-    @inlinable @inline(__always)
-    static func heading(of q: Quaternion<Double>) -> Double {
-        // The top in the reference frame: the second column of q's rotation matrix; the back: minus the third.
-        var (x, y) = (2 * (q.x * q.y - q.w * q.z), 1 - 2 * (q.x * q.x + q.z * q.z))
-        if x * x + y * y < 0.01 { (x, y) = (-2 * (q.x * q.z + q.w * q.y), 2 * (q.w * q.x - q.y * q.z)) }
-        // Clockwise from x seen from above (z up) is towards −y.
-        let degrees = PolynomialTrigonometry<Double>.azimuth(y: -y, x: x) * (180 / .pi)
-        return degrees >= 360 ? 0 : degrees  // 2π − a tiny angle rounds to 2π
+        DeviceMotion.heading(of: attitude)
     }
 }
 

@@ -1,8 +1,7 @@
-public import MotionCore
 public import RealModule
 
 /// Arcsine and two-argument arctangent as polynomials, for the magnetometer update (which waits on them) and the
-/// heading of device motion: their dependency chains are shorter than the C library's (9D update 5 % faster). Also
+/// heading of device motion (``DeviceMotion/heading``): their dependency chains are shorter than the C library's (9D update 5 % faster). Also
 /// cosine and sine of angles up to π/2, for the turns about the vertical of the 9D attitude.
 /// Absolute error below 10⁻¹³ rad in `Double` (tested against the C library over the whole domain); in `Float`,
 /// within 10⁻⁶ rad.
@@ -10,10 +9,10 @@ public import RealModule
 /// Each function reduces its argument to a short interval around 0 and evaluates `x + x³·P(x²)` there, with `P` of
 /// degree 8 fitted (least squares on Chebyshev nodes, weighted by x³) to `(f(x) − x)/x³`.
 @usableFromInline
-enum PolynomialTrigonometry<Scalar: MotionScalar> {
+package enum PolynomialTrigonometry<Scalar: MotionScalar> {
     /// `asin(x)` in rad for `x` in [−1, 1]; beyond it the result of `x` clamped to ±1, NaN for NaN.
     @inlinable
-    static func arcsine(_ x: Scalar) -> Scalar {
+    package static func arcsine(_ x: Scalar) -> Scalar {
         let a = x.magnitude
         let r: Scalar
         if a <= 0.5 {
@@ -30,7 +29,7 @@ enum PolynomialTrigonometry<Scalar: MotionScalar> {
     /// `atan2(y, x)` in rad, in [−π, π], signed as `y` (also for −0). Zero, infinite and NaN arguments go to the C
     /// library.
     @inlinable
-    static func arctangent(y: Scalar, x: Scalar) -> Scalar {
+    package static func arctangent(y: Scalar, x: Scalar) -> Scalar {
         guard case let (t, reduced, swapped)? = octantReduction(y: y, x: x) else { return Scalar.atan2(y: y, x: x) }
         var r = reduced * (Scalar.pi / 4) + (t + t * (t * t) * arctangentPolynomial(t * t))
         let negative: Scalar = x < 0 ? 1 : 0
@@ -46,7 +45,7 @@ enum PolynomialTrigonometry<Scalar: MotionScalar> {
     /// polynomial, they leave two additions after the polynomial where there were eight dependent operations and a
     /// branch. Zero, infinite and NaN arguments go to the C library.
     @inlinable @inline(__always)
-    static func azimuth(y: Scalar, x: Scalar) -> Scalar {
+    package static func azimuth(y: Scalar, x: Scalar) -> Scalar {
         guard case let (t, reduced, swapped)? = octantReduction(y: y, x: x) else {
             let a = Scalar.atan2(y: y, x: x)
             return (a < 0 ? a + 2 * Scalar.pi : a) + 0
@@ -68,7 +67,7 @@ enum PolynomialTrigonometry<Scalar: MotionScalar> {
     /// every way (the heading of a tumbling device) they are mispredicted often. Each choice is a factor of 0 or 1,
     /// which compiles to a mask and leaves the arithmetic exact.
     @inlinable @inline(__always)
-    static func octantReduction(y: Scalar, x: Scalar) -> (t: Scalar, reduced: Scalar, swapped: Scalar)? {
+    package static func octantReduction(y: Scalar, x: Scalar) -> (t: Scalar, reduced: Scalar, swapped: Scalar)? {
         let ax = x.magnitude, ay = y.magnitude
         let big = Swift.max(ax, ay), small = Swift.min(ax, ay)
         guard big > 0, ax.isFinite, ay.isFinite else { return nil }
@@ -81,7 +80,7 @@ enum PolynomialTrigonometry<Scalar: MotionScalar> {
     /// 4·10⁻¹⁶ there), with no range reduction; beyond that interval, and for NaN, the C library's. Within 5·10⁻¹⁶
     /// of the C library in `Double`. For turns about the vertical by at most π, whose quaternion takes the half angle.
     @inlinable
-    static func cosineSine(_ x: Scalar) -> (cos: Scalar, sin: Scalar) {
+    package static func cosineSine(_ x: Scalar) -> (cos: Scalar, sin: Scalar) {
         guard x.magnitude <= Scalar(1.5707963267948966) else { return (Scalar.cos(x), Scalar.sin(x)) }
         let u = x * x
         let sine = x + x * u * estrin(
@@ -97,7 +96,7 @@ enum PolynomialTrigonometry<Scalar: MotionScalar> {
 
     /// `(asin(x) − x)/x³` as a polynomial in `u = x²`, for x in [0, 0.5].
     @inlinable @inline(__always)
-    static func arcsinePolynomial(_ u: Scalar) -> Scalar {
+    package static func arcsinePolynomial(_ u: Scalar) -> Scalar {
         estrin(u, 0.16666666674546823, 0.0749999904217907, 0.04464329154992689, 0.030371869372485764,
                0.02250732177106834, 0.016248425501670414, 0.019489802654000993, -0.0046088399599858556,
                0.03345445538627204)
@@ -105,7 +104,7 @@ enum PolynomialTrigonometry<Scalar: MotionScalar> {
 
     /// `(atan(t) − t)/t³` as a polynomial in `u = t²`, for |t| ≤ tan(π/8).
     @inlinable @inline(__always)
-    static func arctangentPolynomial(_ u: Scalar) -> Scalar {
+    package static func arctangentPolynomial(_ u: Scalar) -> Scalar {
         estrin(u, -0.3333333333314538, 0.1999999996584897, -0.1428571195588093, 0.11111029114062765,
                -0.0908921773505969, 0.07670610250958163, -0.06489890229563197, 0.04976717027840396,
                -0.02471568092571957)
@@ -113,7 +112,7 @@ enum PolynomialTrigonometry<Scalar: MotionScalar> {
 
     /// `c0 + c1·u + … + c8·u⁸` by Estrin's scheme: four levels of dependent multiply-adds instead of Horner's eight.
     @inlinable @inline(__always)
-    static func estrin(
+    package static func estrin(
         _ u: Scalar, _ c0: Double, _ c1: Double, _ c2: Double, _ c3: Double, _ c4: Double, _ c5: Double,
         _ c6: Double, _ c7: Double, _ c8: Double
     ) -> Scalar {
