@@ -52,14 +52,10 @@ public struct DeviceMotion: Sendable {
         gravity: Acceleration, userAcceleration: Acceleration, magneticField: CalibratedMagneticField? = nil,
         heading: Double = -1
     ) {
-        self.timestamp = timestamp
-        self.attitude = attitude
-        self.referenceFrame = referenceFrame
-        self.rotationRate = rotationRate
-        self.gravity = gravity
-        self.userAcceleration = userAcceleration
-        self.magneticField = magneticField
-        self.headingStorage = .value(heading)
+        self.init(
+            timestamp: timestamp, attitude: attitude, referenceFrame: referenceFrame, rotationRate: rotationRate,
+            gravity: gravity, userAcceleration: userAcceleration, magneticField: magneticField,
+            headingStorage: .value(heading))
     }
 
     /// A device-motion value whose ``heading`` is ``heading(of:)`` of `attitude` when `hasHeading`, else −1 (the
@@ -70,6 +66,18 @@ public struct DeviceMotion: Sendable {
         gravity: Acceleration, userAcceleration: Acceleration, magneticField: CalibratedMagneticField?,
         headingFromAttitude hasHeading: Bool
     ) {
+        self.init(
+            timestamp: timestamp, attitude: attitude, referenceFrame: referenceFrame, rotationRate: rotationRate,
+            gravity: gravity, userAcceleration: userAcceleration, magneticField: magneticField,
+            headingStorage: hasHeading ? .fromAttitude : .value(-1))
+    }
+
+    @inlinable @inline(__always)
+    init(
+        timestamp: Double, attitude: Attitude, referenceFrame: AttitudeReferenceFrame, rotationRate: RotationRate,
+        gravity: Acceleration, userAcceleration: Acceleration, magneticField: CalibratedMagneticField?,
+        headingStorage: HeadingStorage
+    ) {
         self.timestamp = timestamp
         self.attitude = attitude
         self.referenceFrame = referenceFrame
@@ -77,7 +85,7 @@ public struct DeviceMotion: Sendable {
         self.gravity = gravity
         self.userAcceleration = userAcceleration
         self.magneticField = magneticField
-        self.headingStorage = hasHeading ? .fromAttitude : .value(-1)
+        self.headingStorage = headingStorage
     }
 
     /// The azimuth of the device's top (+y) for `attitude` (device → reference frame), clockwise from the reference
