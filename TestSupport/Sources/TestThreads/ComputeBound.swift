@@ -12,7 +12,8 @@ import Glibc
 /// on until it returns. The pool has one thread per core, so on a two-core machine two such tests starve every
 /// other test in the process: a test that waits for real time (a producer's first sample, a device's batch) then
 /// times out, although nothing is wrong with the code it tests. Under this trait a test's body runs on
-/// ``ComputeThreads/shared`` instead, and the pool stays free for the tests that wait.
+/// ``ComputeThreads/shared`` instead, at idle priority, and the pool stays free for the tests that wait.
+/// On a machine whose cores other programs keep busy, these tests wait for them.
 ///
 /// Apply it to a suite (it applies to every test and test case in it) or to one test: `@Suite(.computeBound)`.
 public struct ComputeBoundTrait: TestTrait, SuiteTrait, TestScoping {
@@ -52,8 +53,9 @@ public final class ComputeThreads: TaskExecutor, @unchecked Sendable {
     /// The start of the threads' names (`compute-bound 1`, …), which debuggers show.
     public static let threadNamePrefix = "compute-bound"
 
-    /// Guards `jobs`; `@unchecked Sendable` rests on it.
+    /// Guards `jobs` and `next`; `@unchecked Sendable` rests on it.
     private let condition = NSCondition()
+    // The queue: `jobs[next...]` wait; emptied when drained.
     private var jobs: [UnownedJob] = []
     private var next = 0
 
