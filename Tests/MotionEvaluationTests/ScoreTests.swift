@@ -2,9 +2,9 @@ import MotionAlgorithms
 import MotionCore
 import MotionTesting
 import Testing
+import TestThreads
 
 @testable import MotionEvaluation
-import TestThreads
 
 /// The scoring harnesses count what they say on scenarios whose truth is known.
 @Suite(.computeBound) struct ShakeScoreTests {

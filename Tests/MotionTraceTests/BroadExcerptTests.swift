@@ -1,9 +1,9 @@
 import Foundation
 import MotionCore
 import Testing
+import TestThreads
 
 @testable import MotionTrace
-import TestThreads
 
 /// Reads the shipped BROAD excerpt (`Recordings/broad-slow-rotation-excerpt.csv`, the first 60 s of broad-dev's
 /// trial 02) as it is. The nine full recordings live outside the repository; `Scripts/check-attitude-accuracy.sh`

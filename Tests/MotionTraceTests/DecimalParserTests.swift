@@ -1,8 +1,8 @@
 import Foundation
 import Testing
+import TestThreads
 
 @testable import MotionTrace
-import TestThreads
 
 @Suite(.computeBound) struct DecimalParserTests {
     @Test(arguments: [

@@ -1,9 +1,9 @@
 import Foundation
 import MotionCore
 import Testing
+import TestThreads
 
 @testable import MotionTrace
-import TestThreads
 
 /// `TraceOutputFile` writes beside the path and puts the file there only at `commit()`.
 @Suite(.computeBound) struct TraceOutputFileTests {

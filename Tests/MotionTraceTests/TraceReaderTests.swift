@@ -1,9 +1,9 @@
 import Foundation
 import MotionCore
 import Testing
+import TestThreads
 
 @testable import MotionTrace
-import TestThreads
 
 @Suite(.computeBound) struct TraceReaderTests {
     static let header10 = "t,ax,ay,az,gx,gy,gz,mx,my,mz"

@@ -1,9 +1,9 @@
 import Foundation
 import MotionCore
 import Testing
+import TestThreads
 
 @testable import MotionTrace
-import TestThreads
 
 @Suite(.computeBound) struct TraceWriterTests {
     static let samples: [MotionSample] = [

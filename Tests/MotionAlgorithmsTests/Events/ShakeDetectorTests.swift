@@ -1,8 +1,8 @@
 import RealModule
 import Testing
+import TestThreads
 
 @testable import MotionAlgorithms
-import TestThreads
 
 /// `ShakeDetector` on hand-built signals: phases, every threshold at and around its value, and distractors.
 @Suite(.computeBound) struct ShakeDetectorTests {

@@ -2,9 +2,9 @@ import MotionCore
 import MotionTesting
 import RealModule
 import Testing
+import TestThreads
 
 @testable import MotionAlgorithms
-import TestThreads
 
 /// A fit is applied only when it makes the field's strength more consistent than the raw readings over the same
 /// recent readings, and dropped when it stops doing so (simulated, 100 Hz, 0.4 µT noise per axis, Earth's field
