@@ -1,8 +1,9 @@
 public import RealModule
 
 /// Arcsine and two-argument arctangent as polynomials, for the magnetometer update (which waits on them) and the
-/// heading of device motion (``DeviceMotion/heading``): their dependency chains are shorter than the C library's (9D update 5 % faster). Also
-/// cosine and sine of angles up to π/2, for the turns about the vertical of the 9D attitude.
+/// heading of device motion (``DeviceMotion/heading``): their dependency chains are shorter than the C library's
+/// (9D update 5 % faster). Also cosine and sine of angles up to π/2, for the turns about the vertical of the 9D
+/// attitude.
 /// Absolute error below 10⁻¹³ rad in `Double` (tested against the C library over the whole domain); in `Float`,
 /// within 10⁻⁶ rad.
 ///
