@@ -80,6 +80,7 @@ public final class ComputeThreads: TaskExecutor, @unchecked Sendable {
         #endif
     }
 
+    /// Queues `job` for the first thread that is free.
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
