@@ -312,7 +312,10 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
     /// A reading with a NaN or infinite component, a zero acceleration or field, or a non-finite timestamp is
     /// ignored, as if the sensor had not sampled (counted in ``ignoredReadingCount``): one bad reading never
     /// poisons the state.
-    @inlinable
+    ///
+    /// Always inlined: it only hands the readings to the sensors' updates, which are calls, and a call to it, with
+    /// three optional vectors, cost more than its body (about 80 instructions a sample in device motion).
+    @inlinable @inline(__always)
     public mutating func update(
         rotationRate: Vector?, acceleration: Vector?, magneticField: Vector? = nil, at timestamp: Double
     ) {
@@ -330,10 +333,22 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
                 ignoredReadings += 1
             }
         }
-        if let acceleration {
-            updateAccelerometer(acceleration, at: timestamp, gyroscope: integrated ?? gyroscopeQuaternion)
+        // Likewise the 6D attitude to the magnetometer update.
+        let attitude = acceleration.map {
+            updateAccelerometer($0, at: timestamp, gyroscope: integrated ?? gyroscopeQuaternion)
         }
-        if let magneticField { updateMagnetometer(magneticField, at: timestamp) }
+        if let magneticField {
+            updateMagnetometer(magneticField, at: timestamp, attitude6D: attitude ?? currentAttitude6D())
+        }
+    }
+
+    /// ``quaternion6D``, kept for the outputs read after this update (device motion reads it in every frame).
+    @inlinable @inline(__always)
+    mutating func currentAttitude6D() -> Quaternion<Scalar> {
+        let attitude = quaternion6D
+        attitude6D = attitude
+        isAttitude6DCurrent = true
+        return attitude
     }
 
     /// Integrates `omega`; returns ``gyroscopeQuaternion`` after it.
@@ -467,14 +482,16 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         return Quaternion(w: q.w * k, x: q.x * k, y: q.y * k, z: q.z * k)
     }
 
-    /// `gyroscope`: ``gyroscopeQuaternion`` as the caller has it.
-    @inlinable
-    mutating func updateAccelerometer(_ acceleration: Vector, at timestamp: Double, gyroscope: Quaternion<Scalar>) {
+    /// `gyroscope`: ``gyroscopeQuaternion`` as the caller has it. Returns ``quaternion6D`` after the update.
+    @inlinable @discardableResult
+    mutating func updateAccelerometer(
+        _ acceleration: Vector, at timestamp: Double, gyroscope: Quaternion<Scalar>
+    ) -> Quaternion<Scalar> {
         let specificForce = -acceleration
         let squaredNorm = (specificForce * specificForce).sum()
         guard squaredNorm > 0 && squaredNorm.isFinite else {
             ignoredReadings += 1
-            return
+            return quaternion6D(gyroscope: gyroscope)
         }
         let first = lastAccelerometerTimestamp == nil
         let dt = first ? 0 : Self.interval(since: lastAccelerometerTimestamp, to: timestamp)
@@ -483,9 +500,9 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
             // Start level: align the vertical with the first reading.
             inclinationQuaternion = Self.correction(towardsUp: gyroscope.act(on: specificForce).normalizedOrZ)
             isAttitude6DCurrent = false
-            return
+            return quaternion6D(gyroscope: gyroscope)
         }
-        guard dt > 0 else { return }
+        guard dt > 0 else { return quaternion6D(gyroscope: gyroscope) }
 
         if configuration.estimatesBiasAtRest {
             restCoefficients.update(interval: dt)
@@ -523,7 +540,8 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         let length = (up * up).sum().squareRoot()
         let earth = up.normalizedOrZ(length: length)
         inclinationQuaternion = Self.corrected(inclinationQuaternion, towardsUp: up, length: length)
-        attitude6D = Self.renormalized(inclinationQuaternion * gyroscope)
+        let attitude = Self.renormalized(inclinationQuaternion * gyroscope)
+        attitude6D = attitude
         isAttitude6DCurrent = true
 
         if configuration.estimatesBiasInMotion || configuration.estimatesBiasAtRest {
@@ -535,6 +553,13 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
                 pendingTime = 0
             }
         }
+        return attitude
+    }
+
+    /// ``quaternion6D``, given ``gyroscopeQuaternion`` as the caller has it.
+    @inlinable @inline(__always)
+    func quaternion6D(gyroscope: Quaternion<Scalar>) -> Quaternion<Scalar> {
+        isAttitude6DCurrent ? attitude6D : Self.renormalized(inclinationQuaternion * gyroscope)
     }
 
     /// The smallest rotation that turns the unit vector `v` to (0, 0, 1).
@@ -623,8 +648,9 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         bias = Self.clamped(bias, limit: limit)
     }
 
+    /// `attitude`: ``quaternion6D`` as the caller has it.
     @inlinable
-    mutating func updateMagnetometer(_ field: Vector, at timestamp: Double) {
+    mutating func updateMagnetometer(_ field: Vector, at timestamp: Double, attitude6D attitude: Quaternion<Scalar>) {
         let squaredNorm = (field * field).sum()
         guard squaredNorm > 0 && squaredNorm.isFinite else {
             ignoredReadings += 1
@@ -634,12 +660,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         let dt = first ? 0 : Self.interval(since: lastMagnetometerTimestamp, to: timestamp)
         lastMagnetometerTimestamp = timestamp
         guard first || dt > 0 else { return }
-        // Kept for ``quaternion6D``: the attitude of device motion in every frame is read right after this update.
-        if !isAttitude6DCurrent {
-            attitude6D = Self.renormalized(inclinationQuaternion * gyroscopeQuaternion)
-            isAttitude6DCurrent = true
-        }
-        let reading = attitude6D.act(on: field)
+        let reading = attitude.act(on: field)
         if first {
             correctHeading(towards: reading, interval: 0, first: true)
             return

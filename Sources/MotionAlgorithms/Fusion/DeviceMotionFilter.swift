@@ -114,7 +114,7 @@ public struct DeviceMotionFilterOf<Scalar: MotionScalar>: Sendable {
     @inlinable @inline(never)
     public mutating func update(_ sample: MotionSample, into motion: inout DeviceMotion) -> Bool {
         guard fuse(sample) else { return false }
-        motion = deviceMotion(at: sample.timestamp)
+        write(into: &motion, at: sample.timestamp)
         return true
     }
 
@@ -183,8 +183,10 @@ public struct DeviceMotionFilterOf<Scalar: MotionScalar>: Sendable {
         return Quaternion(w: q.w * k, x: q.x * k, y: q.y * k, z: q.z * k)
     }
 
+    /// Writes the device motion at `timestamp` into `motion`: in place, also where the compiler does not inline
+    /// this (a `DeviceMotion` returned instead is built in a temporary and copied).
     @inlinable @inline(__always)
-    mutating func deviceMotion(at timestamp: Double) -> DeviceMotion {
+    mutating func write(into motion: inout DeviceMotion, at timestamp: Double) {
         if referenceFrame == .xArbitraryCorrectedZVertical, correctedFrameOffset == nil, attitudeEstimator.hasHeading {
             correctedFrameOffset = attitudeEstimator.headingCorrection
             frameTurn = Self.frame(referenceFrame, declination: magneticDeclination, offset: correctedFrameOffset)
@@ -193,7 +195,7 @@ public struct DeviceMotionFilterOf<Scalar: MotionScalar>: Sendable {
         // Gravity in the device frame: minus the third row of q's rotation matrix (device → reference).
         let gravity = SIMD3(2 * (q.w * q.y - q.x * q.z), -2 * (q.y * q.z + q.w * q.x), 2 * (q.x * q.x + q.y * q.y) - 1)
         let hasNorth = referenceFrame == .xMagneticNorthZVertical || referenceFrame == .xTrueNorthZVertical
-        return DeviceMotion(
+        motion = DeviceMotion(
             timestamp: timestamp,
             attitude: Attitude(unitQuaternion: q),
             referenceFrame: referenceFrame,
