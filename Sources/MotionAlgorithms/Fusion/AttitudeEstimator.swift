@@ -244,12 +244,17 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
     /// ``quaternion9D`` turned further about the vertical by the turn `(cos, sin)` of half its angle (unit length).
     @inlinable @inline(__always)
     func quaternion9D(turnedBy turn: SIMD2<Scalar>) -> Quaternion<Scalar> {
+        quaternion9D(of: quaternion6D, turnedBy: turn)
+    }
+
+    /// ``quaternion9D(turnedBy:)`` given ``quaternion6D``, `q`.
+    @inlinable @inline(__always)
+    func quaternion9D(of q: Quaternion<Scalar>, turnedBy turn: SIMD2<Scalar>) -> Quaternion<Scalar> {
         // Turns about the same axis compose as complex numbers: (cos, sin) of the half angles multiply. A turn
         // (c, 0, 0, s) times q: both factors are of unit length to rounding (q is renormalised), so the product is
         // too, and it is not scaled again (a Newton step here changed the output by rounding only).
         let (c, s) = (headingTurn.x, headingTurn.y)
         let (tc, ts) = (c * turn.x - s * turn.y, c * turn.y + s * turn.x)
-        let q = quaternion6D
         return Quaternion(
             w: tc * q.w - ts * q.z, x: tc * q.x - ts * q.y, y: tc * q.y + ts * q.x, z: tc * q.z + ts * q.w)
     }
@@ -319,9 +324,20 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
     public mutating func update(
         rotationRate: Vector?, acceleration: Vector?, magneticField: Vector? = nil, at timestamp: Double
     ) {
+        _ = attitude6DAfterUpdate(
+            rotationRate: rotationRate, acceleration: acceleration, magneticField: magneticField, at: timestamp)
+    }
+
+    /// ``update(rotationRate:acceleration:magneticField:at:)``, returning ``quaternion6D`` after it when the update
+    /// computed it (an accelerometer or magnetometer reading), else `nil`: for a caller that reads the attitude next.
+    /// Read back from memory right after its store, it waited for the store to complete.
+    @inlinable @inline(__always)
+    package mutating func attitude6DAfterUpdate(
+        rotationRate: Vector?, acceleration: Vector?, magneticField: Vector?, at timestamp: Double
+    ) -> Quaternion<Scalar>? {
         guard timestamp.isFinite else {
             ignoredReadings += (rotationRate == nil ? 0 : 1) + (acceleration == nil ? 0 : 1) + (magneticField == nil ? 0 : 1)
-            return
+            return nil
         }
         // The gyroscope update's attitude goes to the accelerometer update in registers: read back from memory right
         // after its store (made in other widths), it waited for the store to complete.
@@ -337,9 +353,10 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
         let attitude = acceleration.map {
             updateAccelerometer($0, at: timestamp, gyroscope: integrated ?? gyroscopeQuaternion)
         }
-        if let magneticField {
-            updateMagnetometer(magneticField, at: timestamp, attitude6D: attitude ?? currentAttitude6D())
-        }
+        guard let magneticField else { return attitude }
+        let current = attitude ?? currentAttitude6D()
+        updateMagnetometer(magneticField, at: timestamp, attitude6D: current)
+        return current
     }
 
     /// ``quaternion6D``, kept for the outputs read after this update (device motion reads it in every frame).
@@ -548,7 +565,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
             pendingCorrection += SIMD2(-earth.y, earth.x)
             pendingTime += dt
             if pendingTime >= configuration.biasUpdateInterval * (1 - 1e-6) {
-                updateBias(correction: pendingCorrection, interval: pendingTime)
+                updateBias(correction: pendingCorrection, interval: pendingTime, attitude6D: attitude)
                 pendingCorrection = .zero
                 pendingTime = 0
             }
@@ -594,12 +611,13 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
             z: (w * q.z + x * q.y - y * q.x) * scale)
     }
 
-    /// One Kalman update of the bias from the inclination corrections applied over the last `dt` seconds.
+    /// One Kalman update of the bias from the inclination corrections applied over the last `dt` seconds, at the
+    /// 6D attitude `attitude`.
     @inlinable
-    mutating func updateBias(correction: SIMD2<Scalar>, interval dt: Double) {
+    mutating func updateBias(correction: SIMD2<Scalar>, interval dt: Double, attitude6D attitude: Quaternion<Scalar>) {
         biasCoefficients.update(interval: dt)
         let limit = Scalar(configuration.biasLimit)
-        let m = quaternion6D.rotationMatrix
+        let m = attitude.rotationMatrix
         // Low-pass the rotation matrix and the earth-frame bias (x, y) with the accelerometer's filter, so that
         // the bias model sees the same delay as the inclination corrections. Column-wise: column j of the matrix
         // with the j-th component of R·bias.

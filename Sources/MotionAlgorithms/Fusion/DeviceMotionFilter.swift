@@ -113,14 +113,16 @@ public struct DeviceMotionFilterOf<Scalar: MotionScalar>: Sendable {
     /// whole value is built whatever the caller reads of it).
     @inlinable @inline(never)
     public mutating func update(_ sample: MotionSample, into motion: inout DeviceMotion) -> Bool {
-        guard fuse(sample) else { return false }
-        write(into: &motion, at: sample.timestamp)
+        let (isDue, attitude6D) = fuse(sample)
+        guard isDue else { return false }
+        write(into: &motion, at: sample.timestamp, attitude6D: attitude6D ?? attitudeEstimator.quaternion6D)
         return true
     }
 
-    /// Feeds `sample` to the calibrator and the estimator; `true` when a device motion is due.
+    /// Feeds `sample` to the calibrator and the estimator; `isDue` when a device motion is due, with the estimator's
+    /// 6D attitude when its update computed it.
     @inlinable @inline(__always)
-    mutating func fuse(_ sample: MotionSample) -> Bool {
+    mutating func fuse(_ sample: MotionSample) -> (isDue: Bool, attitude6D: Quaternion<Scalar>?) {
         @inline(__always) func isFinite(_ v: SIMD3<Double>) -> Bool { (v * v).sum().isFinite }
         // The magnetometer reading as the estimator gets it: calibrated when finite, else as it is (to be counted
         // and ignored there).
@@ -130,11 +132,11 @@ public struct DeviceMotionFilterOf<Scalar: MotionScalar>: Sendable {
             lastMagneticField = calibrated
             field = calibrated.field.vector
         }
-        attitudeEstimator.update(
+        let attitude6D = attitudeEstimator.attitude6DAfterUpdate(
             rotationRate: sample.rotationRate.map { SIMD3<Scalar>($0.vector) },
             acceleration: sample.acceleration.map { SIMD3<Scalar>($0.vector) },
             magneticField: field.map { SIMD3<Scalar>($0) }, at: sample.timestamp)
-        guard sample.timestamp.isFinite else { return false }
+        guard sample.timestamp.isFinite else { return (false, nil) }
         if let a = sample.acceleration?.vector, isFinite(a) {
             lastAcceleration = a
             hasAccelerometer = true
@@ -143,29 +145,35 @@ public struct DeviceMotionFilterOf<Scalar: MotionScalar>: Sendable {
             lastRotationRate = g
             hasGyroscope = true
         }
-        return hasAccelerometer && hasGyroscope
+        return (hasAccelerometer && hasGyroscope, attitude6D)
     }
 
     /// The attitude quaternion (device → reference) in ``referenceFrame`` now, predicted ahead by
     /// ``predictionInterval``.
     @inlinable @inline(__always)
-    public var quaternion: Quaternion<Double> {
-        guard predictionInterval > 0 else { return unpredictedQuaternion }
+    public var quaternion: Quaternion<Double> { quaternion(attitude6D: attitudeEstimator.quaternion6D) }
+
+    /// ``quaternion``, given the estimator's 6D attitude.
+    @inlinable @inline(__always)
+    func quaternion(attitude6D: Quaternion<Scalar>) -> Quaternion<Double> {
+        let unpredicted = unpredictedQuaternion(attitude6D: attitude6D)
+        guard predictionInterval > 0 else { return unpredicted }
         // The device keeps turning at its body rate: v_ref = q · exp(ω·δ) · v_device.
         let rate = lastRotationRate - SIMD3<Double>(attitudeEstimator.gyroscopeBias)
-        return (unpredictedQuaternion * Quaternion(rotationVector: rate * predictionInterval)).normalized
+        return (unpredicted * Quaternion(rotationVector: rate * predictionInterval)).normalized
     }
 
-    /// The attitude in ``referenceFrame`` at the latest sample, of unit length: the 6D attitude, or the 9D one
-    /// turned by ``frameTurn`` (the frames that use the magnetometer, once it has set the heading).
+    /// The attitude in ``referenceFrame`` at the latest sample, of unit length, given the estimator's 6D attitude:
+    /// that attitude, or the 9D one turned by ``frameTurn`` (the frames that use the magnetometer, once it has set the
+    /// heading).
     @inlinable @inline(__always)
-    var unpredictedQuaternion: Quaternion<Double> {
+    func unpredictedQuaternion(attitude6D: Quaternion<Scalar>) -> Quaternion<Double> {
         let turned = switch referenceFrame {
         case .xArbitraryZVertical: false
         case .xArbitraryCorrectedZVertical: attitudeEstimator.hasHeading && correctedFrameOffset != nil
         case .xMagneticNorthZVertical, .xTrueNorthZVertical: true
         }
-        let q = turned ? attitudeEstimator.quaternion9D(turnedBy: frameTurn) : attitudeEstimator.quaternion6D
+        let q = turned ? attitudeEstimator.quaternion9D(of: attitude6D, turnedBy: frameTurn) : attitude6D
         // Unit length to rounding already in Double; from Float, scaled to unit length again in Double.
         return Scalar.significandBitCount >= Double.significandBitCount
             ? Quaternion<Double>(q) : Self.unitLength(Quaternion<Double>(q))
@@ -183,15 +191,15 @@ public struct DeviceMotionFilterOf<Scalar: MotionScalar>: Sendable {
         return Quaternion(w: q.w * k, x: q.x * k, y: q.y * k, z: q.z * k)
     }
 
-    /// Writes the device motion at `timestamp` into `motion`: in place, also where the compiler does not inline
-    /// this (a `DeviceMotion` returned instead is built in a temporary and copied).
+    /// Writes the device motion at `timestamp`, given the estimator's 6D attitude, into `motion`: in place, also
+    /// where the compiler does not inline this (a `DeviceMotion` returned instead is built in a temporary and copied).
     @inlinable @inline(__always)
-    mutating func write(into motion: inout DeviceMotion, at timestamp: Double) {
+    mutating func write(into motion: inout DeviceMotion, at timestamp: Double, attitude6D: Quaternion<Scalar>) {
         if referenceFrame == .xArbitraryCorrectedZVertical, correctedFrameOffset == nil, attitudeEstimator.hasHeading {
             correctedFrameOffset = attitudeEstimator.headingCorrection
             frameTurn = Self.frame(referenceFrame, declination: magneticDeclination, offset: correctedFrameOffset)
         }
-        let q = quaternion
+        let q = quaternion(attitude6D: attitude6D)
         // Gravity in the device frame: minus the third row of q's rotation matrix (device → reference).
         let gravity = SIMD3(2 * (q.w * q.y - q.x * q.z), -2 * (q.y * q.z + q.w * q.x), 2 * (q.x * q.x + q.y * q.y) - 1)
         let hasNorth = referenceFrame == .xMagneticNorthZVertical || referenceFrame == .xTrueNorthZVertical
