@@ -180,7 +180,7 @@ public struct DeviceMotionFilterOf<Scalar: MotionScalar>: Sendable {
     }
 
     /// `q` scaled to unit length to Double's rounding, for `q` within 10⁻⁵ of it (a Float unit quaternion, which
-    /// is within about 3·10⁻⁷): `1/√(1 + δ) = 1 − δ/2 + 3δ²/8 + O(δ³)` with `δ = |q|² − 1`, whose remainder (below
+    /// is within about 10⁻⁶): `1/√(1 + δ) = 1 − δ/2 + 3δ²/8 + O(δ³)` with `δ = |q|² − 1`, whose remainder (below
     /// 3.2·10⁻¹⁶ at δ = 10⁻⁵) is under rounding. No square root or division on the path to the output (they take
     /// longer); farther from unit length, exact normalisation.
     @inlinable @inline(__always)
