@@ -133,9 +133,8 @@ public struct DeviceMotionFilterOf<Scalar: MotionScalar>: Sendable {
             field = calibrated.field.vector
         }
         let attitude6D = attitudeEstimator.attitude6DAfterUpdate(
-            rotationRate: sample.rotationRate.map { SIMD3<Scalar>($0.vector) },
-            acceleration: sample.acceleration.map { SIMD3<Scalar>($0.vector) },
-            magneticField: field.map { SIMD3<Scalar>($0) }, at: sample.timestamp)
+            rotationRate: sample.rotationRate?.vector, acceleration: sample.acceleration?.vector, magneticField: field,
+            at: sample.timestamp)
         guard sample.timestamp.isFinite else { return (false, nil) }
         if let a = sample.acceleration?.vector, isFinite(a) {
             lastAcceleration = a
