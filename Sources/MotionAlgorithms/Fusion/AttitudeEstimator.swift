@@ -136,9 +136,9 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
     // (cos, sin) of `headingOffset / 2`, computed when the heading is corrected rather than on every output.
     @usableFromInline var headingTurn = SIMD2<Scalar>(1, 0)
     // `attitude6D(inclinationQuaternion, gyroscopeQuaternion)` when `isAttitude6DCurrent`: the accelerometer
-    // update computes it while both factors are still in registers (read back from memory in the magnetometer
-    // update, they waited for the stores just made, written in other widths); the bias and magnetometer updates and
-    // ``quaternion6D`` reuse it.
+    // update computes it while both factors are still in registers, and hands it to the bias and magnetometer
+    // updates and to its caller as an argument (read back from memory right after these stores, in other widths, it
+    // waited for them to complete); ``quaternion6D`` reuses it.
     @usableFromInline var attitude6D = Quaternion<Scalar>.identity
     @usableFromInline var isAttitude6DCurrent = true
 
@@ -251,8 +251,8 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
     @inlinable @inline(__always)
     func quaternion9D(of q: Quaternion<Scalar>, turnedBy turn: SIMD2<Scalar>) -> Quaternion<Scalar> {
         // Turns about the same axis compose as complex numbers: (cos, sin) of the half angles multiply. A turn
-        // (c, 0, 0, s) times q: both factors are of unit length to rounding (q is renormalised), so the product is
-        // too, and it is not scaled again (a Newton step here changed the output by rounding only).
+        // (c, 0, 0, s) times q: both factors are of unit length to rounding, so the product is too, and it is not
+        // scaled again (a Newton step here changed the output by rounding only).
         let (c, s) = (headingTurn.x, headingTurn.y)
         let (tc, ts) = (c * turn.x - s * turn.y, c * turn.y + s * turn.x)
         return Quaternion(
