@@ -312,8 +312,8 @@ final class MotionEngine: Sendable {
             if let value = accelerometer { state.latest.accelerometer = value }
             if let value = gyroscope { state.latest.gyroscope = value }
             if let value = magnetometer { state.latest.magnetometer = value }
-            for motion in outputs.deviceMotion {
-                if let motion { state.latest.deviceMotion[motion.referenceFrame] = motion }
+            for frame in AttitudeReferenceFrame.allCases {
+                if let motion = outputs.deviceMotion(in: frame) { state.latest.deviceMotion[frame] = motion }
             }
             if let value = outputs.orientationChange { state.latest.orientation = value }
             if let value = outputs.shake { state.latest.shake = value }

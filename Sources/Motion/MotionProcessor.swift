@@ -96,7 +96,7 @@ public struct MotionProcessor: Sendable {
             let slot = MotionOutputs.slot(frame)
             if !newRequest.referenceFrames.contains(frame) {
                 filters[slot] = nil
-                outputs.deviceMotion[slot] = nil
+                outputs.deviceMotionIsDue &= ~(1 << slot)
             } else if filters[slot] == nil {
                 let declination = configuration.magneticDeclination * .pi / 180
                 if let saved = calibration ?? configuration.calibration {
@@ -129,7 +129,13 @@ public struct MotionProcessor: Sendable {
         outputs.timestamp = t
         outputs.sample = request.sensors.isEmpty ? nil : readings.process(sample)
         if !request.referenceFrames.isEmpty {
-            for slot in 0..<4 where filters[slot] != nil { outputs.deviceMotion[slot] = filters[slot]!.update(sample) }
+            // Written in place: a `DeviceMotion?` returned and stored was copied three times (161 bytes each).
+            outputs.deviceMotionIsDue = 0
+            for slot in 0..<4 where filters[slot] != nil {
+                if filters[slot]!.update(sample, into: &outputs.deviceMotionValues[slot]) {
+                    outputs.deviceMotionIsDue |= 1 << slot
+                }
+            }
         }
         outputs.shake = nil
         outputs.orientationChange = nil
@@ -175,8 +181,10 @@ public struct MotionOutputs: Sendable {
     public var timestamp: Double
     /// The requested sensors' readings that are due, filtered; `nil` when none is.
     public var sample: MotionSample?
-    /// By ``slot(_:)``.
-    var deviceMotion: [DeviceMotion?]
+    /// By ``slot(_:)``: the latest device motion of each frame, this sample's where its bit of
+    /// `deviceMotionIsDue` is set.
+    var deviceMotionValues: [DeviceMotion]
+    var deviceMotionIsDue: UInt8 = 0
     /// A shake began, ended or was cancelled.
     public var shake: ShakeEvent?
     /// The device's orientation (or iio-sensor-proxy's orientation or tilt) changed.
@@ -184,12 +192,13 @@ public struct MotionOutputs: Sendable {
 
     init(timestamp: Double = 0) {
         self.timestamp = timestamp
-        deviceMotion = [nil, nil, nil, nil]
+        deviceMotionValues = AttitudeReferenceFrame.allCases.sorted { Self.slot($0) < Self.slot($1) }
+            .map(DeviceMotion.placeholder(in:))
     }
 
     /// `true` when the sample produced nothing: no reading due, no device motion, no event.
     public var isEmpty: Bool {
-        sample == nil && shake == nil && orientationChange == nil && !deviceMotion.contains { $0 != nil }
+        sample == nil && shake == nil && orientationChange == nil && deviceMotionIsDue == 0
     }
 
     /// The accelerometer reading due, as Core Motion's `CMAccelerometerData`.
@@ -210,7 +219,8 @@ public struct MotionOutputs: Sendable {
     /// Device motion in `frame`: `nil` when the frame was not requested, or before the filter has both the
     /// gyroscope and the accelerometer.
     public func deviceMotion(in frame: AttitudeReferenceFrame) -> DeviceMotion? {
-        deviceMotion[Self.slot(frame)]
+        let slot = Self.slot(frame)
+        return deviceMotionIsDue & (1 << slot) != 0 ? deviceMotionValues[slot] : nil
     }
 
     static func slot(_ frame: AttitudeReferenceFrame) -> Int {

@@ -88,6 +88,16 @@ public struct DeviceMotion: Sendable {
         self.headingStorage = headingStorage
     }
 
+    /// A value at time 0 in `frame`, the device lying flat and still (identity attitude, every vector zero): storage
+    /// for a producer to write into in place.
+    @inlinable
+    package static func placeholder(in frame: AttitudeReferenceFrame) -> DeviceMotion {
+        DeviceMotion(
+            timestamp: 0, attitude: Attitude(unitQuaternion: .identity), referenceFrame: frame,
+            rotationRate: RotationRate(.zero), gravity: Acceleration(.zero), userAcceleration: Acceleration(.zero),
+            magneticField: nil, headingStorage: .value(-1))
+    }
+
     /// The azimuth of the device's top (+y) for `attitude` (device → reference frame), clockwise from the reference
     /// x axis, in degrees in [0, 360). When the top points nearly straight up or down (less than about 6° from
     /// vertical), the azimuth of the back (−z) is used instead, as a compass held upright does.

@@ -100,9 +100,7 @@ public struct DeviceMotionFilterOf<Scalar: MotionScalar>: Sendable {
     /// value written in place is not.
     @inlinable @inline(__always)
     public mutating func update(_ sample: MotionSample) -> DeviceMotion? {
-        var motion = DeviceMotion(
-            timestamp: 0, attitude: Attitude(unitQuaternion: .identity), referenceFrame: referenceFrame,
-            rotationRate: RotationRate(.zero), gravity: Acceleration(.zero), userAcceleration: Acceleration(.zero))
+        var motion = DeviceMotion.placeholder(in: referenceFrame)
         return update(sample, into: &motion) ? motion : nil
     }
 
