@@ -232,9 +232,7 @@ public struct AttitudeEstimator<Scalar: MotionScalar>: Sendable, Codable {
 
     /// Device → 6D earth frame (z up, x arbitrary but fixed): the `xArbitraryZVertical` attitude.
     @inlinable @inline(__always)
-    public var quaternion6D: Quaternion<Scalar> {
-        isAttitude6DCurrent ? attitude6D : Self.attitude6D(inclinationQuaternion, gyroscopeQuaternion)
-    }
+    public var quaternion6D: Quaternion<Scalar> { quaternion6D(gyroscope: gyroscopeQuaternion) }
 
     /// Device → north–west–up frame (x magnetic north): the `xMagneticNorthZVertical` attitude. Equal to the 6D
     /// attitude turned about the vertical by ``headingCorrection``.
