@@ -1,17 +1,38 @@
-/// Lets through at most one update per interval, on a fixed grid, like Core Motion's `…UpdateInterval`.
+/// Lets through at most one update per interval, on a fixed grid, like Core Motion's `…UpdateInterval`; never holds
+/// back a sample of an input that is no faster than the interval, even when its timestamps jitter.
 ///
-/// The first sample passes and starts a grid `t₀, t₀ + I, t₀ + 2I, …`; afterwards a sample passes when it is the
-/// first at or after the next grid point (within a tolerance of 10⁻⁶·I for rounding). The average delivery rate
-/// is therefore exactly 1/I when the input is faster, and every sample passes when the input is slower. After a
-/// gap the grid skips ahead, so there is no burst of catch-up deliveries. Pure and allocation-free; it reads no
-/// clock, the timestamps are its input.
+/// The first sample passes and starts a grid of cells `[t₀ + kI − w, t₀ + (k+1)I − w)`, k ≥ 1. The first sample in
+/// each cell passes, and only that one, so a faster input is delivered at exactly one update per interval on
+/// average, with no bursts. The cells open early by the tolerance `w = 0.9 · s`, where `s` is the longest of the
+/// last three spacings between consecutive samples, each counted at most I (a spacing of 2 I or more is a gap, and
+/// says nothing of the input's period). An input at the interval's own period, or slower, whose timestamps jitter
+/// by up to ±30 % of its period, then has every sample inside its cell (three spacings add up to at least 2.4
+/// periods, so `w ≥ 0.72 I`), while an input that is a whole multiple faster (`s ≤ I/2`) is cut exactly on its
+/// grid (`w < s`). As `w` changes, the cells open a little earlier or later: at most `k + 2` deliveries in any `k`
+/// intervals.
+///
+/// A sample that comes a whole interval or more after its cell opened (a gap in the input, or an input slower than
+/// the interval) passes and starts a new grid there, so there is no burst of catch-up deliveries.
+///
+/// One case cannot be told apart: the second sample, coming less than `I / 1.9 ≈ 0.53 I` after the first, may be a
+/// faster input or an early, jittered sample at the interval's period; it is held back, as for a faster input.
+///
+/// Pure and allocation-free; it reads no clock, the timestamps (seconds) are its input.
 public struct UpdateIntervalGate: Hashable, Sendable {
     /// The interval in seconds; 0 lets every sample through.
     public let interval: Double
-    /// The next grid point in seconds, or `nil` before the first sample.
+    /// The next grid point in seconds (a sample from `nextDue − tolerance` on passes), or `nil` before the first
+    /// sample.
     @inlinable public var nextDue: Double? { due }
 
+    /// The fraction of the longest recent input spacing (at most the interval) by which each cell opens early.
+    @inlinable public static var toleranceFraction: Double { 0.9 }
+
     @usableFromInline var due: Double?
+    /// The previous sample's timestamp, passed or not.
+    @usableFromInline var last = -Double.infinity
+    /// The last three spacings of consecutive samples shorter than two intervals, each at most ``interval``.
+    @usableFromInline var spacings = SIMD3<Double>(repeating: 0)
 
     /// Creates a gate.
     /// - Parameter interval: Seconds between deliveries; 0 passes everything.
@@ -22,21 +43,32 @@ public struct UpdateIntervalGate: Hashable, Sendable {
         self.interval = interval
     }
 
-    /// Returns whether a sample at `timestamp` (seconds) is delivered, and advances the grid if it is.
+    /// Returns whether a sample at `timestamp` (seconds) is delivered, and advances the grid if it is. A sample
+    /// with a non-finite timestamp never passes.
     @inlinable
     public mutating func admit(at timestamp: Double) -> Bool {
         guard interval > 0 else { return true }
-        guard var next = due else {
-            due = timestamp + interval
+        guard timestamp.isFinite else { return false }
+        guard let next = due else { return start(at: timestamp) }
+        let spacing = timestamp - last
+        if spacing > 0 && spacing < 2 * interval {
+            spacings = SIMD3(spacings.y, spacings.z, min(spacing, interval))
+        }
+        last = max(last, timestamp)
+        // Never less than a millionth of the interval: grid times such as 0.03·k are not exact in binary.
+        let opens = next - max(Self.toleranceFraction * spacings.max(), interval * 1e-6)
+        guard timestamp >= opens else { return false }
+        if timestamp - opens < interval {
+            due = next + interval
             return true
         }
-        guard timestamp >= next - interval * 1e-6 else { return false }
-        next += interval
-        if next <= timestamp {
-            // Skip the grid points a gap has passed over.
-            next += ((timestamp - next) / interval).rounded(.down) * interval + interval
-        }
-        due = next
+        return start(at: timestamp)  // after its whole cell: a gap, or a slower input
+    }
+
+    @inlinable
+    mutating func start(at timestamp: Double) -> Bool {
+        due = timestamp + interval
+        last = timestamp
         return true
     }
 }

@@ -103,35 +103,3 @@ import TestThreads
         #expect(filter.update(SIMD3(repeating: 1), at: 7) == SIMD3(repeating: 1))
     }
 }
-
-@Suite(.computeBound) struct UpdateIntervalGateTests {
-    func deliveries(rate: Double, seconds: Double, interval: Double) -> [Double] {
-        var gate = UpdateIntervalGate(interval: interval)
-        return (0..<Int(rate * seconds)).map { Double($0) / rate }.filter { gate.admit(at: $0) }
-    }
-
-    @Test func averageRateIsTheIntervalsWhenTheInputIsFaster() {
-        // broad-dev's rate, 2000/7 Hz, thinned to 100 Hz over 10 s: 1000 deliveries.
-        let times = deliveries(rate: 2000.0 / 7, seconds: 10, interval: 0.01)
-        #expect(times.count == 1000)
-        let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
-        #expect(gaps.allSatisfy { $0 >= 0.0035 * 2 - 1e-9 && $0 <= 0.0035 * 3 + 1e-9 })
-    }
-
-    @Test func everySamplePassesWhenTheInputIsSlower() {
-        #expect(deliveries(rate: 50, seconds: 2, interval: 0.01).count == 100)
-        #expect(deliveries(rate: 100, seconds: 2, interval: 0).count == 200)
-    }
-
-    @Test func exactGridTimesPassDespiteRounding() {
-        // 100 Hz input at a 0.03 s interval: every third sample, although 0.03·k is not exact in binary.
-        #expect(deliveries(rate: 100, seconds: 3, interval: 0.03).count == 100)
-    }
-
-    @Test func aGapDoesNotCauseABurst() {
-        var gate = UpdateIntervalGate(interval: 0.1)
-        let admitted = [0, 5.03, 5.05, 5.1].map { gate.admit(at: $0) }
-        #expect(admitted == [true, true, false, true])
-        #expect(gate.nextDue.map { abs($0 - 5.2) < 1e-9 } == true)
-    }
-}
