@@ -3,13 +3,14 @@
 ///
 /// The first sample passes and starts a grid of cells `[t₀ + kI − w, t₀ + (k+1)I − w)`, k ≥ 1. The first sample in
 /// each cell passes, and only that one, so a faster input is delivered at exactly one update per interval on
-/// average, with no bursts. The cells open early by the tolerance `w = 0.9 · s`, where `s` is the longest of the
-/// last three spacings between consecutive samples, each counted at most I (a spacing of 2 I or more is a gap, and
-/// says nothing of the input's period). An input at the interval's own period, or slower, whose timestamps jitter
-/// by up to ±30 % of its period, then has every sample inside its cell (three spacings add up to at least 2.4
-/// periods, so `w ≥ 0.72 I`), while an input that is a whole multiple faster (`s ≤ I/2`) is cut exactly on its
-/// grid (`w < s`). As `w` changes, the cells open a little earlier or later: at most `k + 2` deliveries in any `k`
-/// intervals.
+/// average, with no bursts. When the input is no more than twice as fast as the interval, the cells open early by
+/// the tolerance `w = 0.9 · s`, where `s` is the longest of the last three spacings between consecutive samples,
+/// each counted at most I (a spacing of 2 I or more is a gap, and says nothing of the input's period). An input at
+/// the interval's own period, or slower, whose timestamps jitter by up to ±30 % of its period, then has every
+/// sample inside its cell (three spacings add up to at least 2.4 periods, so `w ≥ 0.72 I`). A faster input, with
+/// `s ≤ I/2`, gets no tolerance: each delivery is the first sample at or after its grid point, and a whole
+/// multiple of its period is cut exactly. As `w` changes, the cells open a little earlier or later: at most
+/// `k + 2` deliveries in any `k` intervals.
 ///
 /// A sample that comes a whole interval or more after its cell opened (a gap in the input, or an input slower than
 /// the interval) passes and starts a new grid there, so there is no burst of catch-up deliveries.
@@ -55,8 +56,10 @@ public struct UpdateIntervalGate: Hashable, Sendable {
             spacings = SIMD3(spacings.y, spacings.z, min(spacing, interval))
         }
         last = max(last, timestamp)
-        // Never less than a millionth of the interval: grid times such as 0.03·k are not exact in binary.
-        let opens = next - max(Self.toleranceFraction * spacings.max(), interval * 1e-6)
+        // An input more than twice as fast needs no tolerance: its deliveries stay at or after their grid points.
+        // A millionth of the interval still: grid times such as 0.03·k are not exact in binary.
+        let longest = spacings.max()
+        let opens = next - (longest > interval / 2 ? Self.toleranceFraction * longest : interval * 1e-6)
         guard timestamp >= opens else { return false }
         if timestamp - opens < interval {
             due = next + interval
