@@ -134,7 +134,7 @@ public final class IIOCapture {
                     do {
                         opened.append(try BufferedReader(source: source, configuration: configuration))
                         if let wait = configuration.bufferStartTimeout {
-                            fallbackDeadlines[opened.count - 1] = monotonicNanoseconds() + UInt64(wait * 1e9)
+                            fallbackDeadlines[opened.count - 1] = monotonicNanoseconds() + nanoseconds(clamping: wait)
                         }
                     } catch where (error.underlying as? IIOReadError)?.kind == .busy {
                         // iio-sensor-proxy (or another reader) holds the buffer: the values are still in sysfs.
@@ -155,7 +155,7 @@ public final class IIOCapture {
         self.sources = sources
         self.configuration = configuration
         self.fallbackDeadlines = fallbackDeadlines
-        startDeadline = configuration.startTimeout.map { openedAt + UInt64($0 * 1e9) }
+        startDeadline = configuration.startTimeout.map { openedAt + nanoseconds(clamping: $0) }
         if opened.count > 1 {
             merger = SampleMerger(
                 sourceCount: opened.count, tolerance: configuration.mergeTolerance,
@@ -504,9 +504,9 @@ final class BufferedReader: SampleReader {
         timestampOffset = offset
 
         let frequency = try DeviceSetup.configureRate(source, rate: configuration.rate, warnings: &warnings)
-        let rate = frequency ?? configuration.rate ?? 100
+        let rate = PolledReader.clampedRate(frequency ?? configuration.rate ?? 100)
         period = 1 / rate
-        let batch = max(1, min(4096, Int((rate * configuration.batchDuration).rounded(.up))))
+        let batch = Int(min(4096, max(1, (rate * configuration.batchDuration).rounded(.up))))
 
         // The trigger: keep the one set; otherwise the device's own (`<name>-dev<N>`, `<name>-trigger`, same parent).
         var trigger = support.currentTrigger
@@ -554,7 +554,7 @@ final class BufferedReader: SampleReader {
         bufferBytes = batch * layout.scanSize
         let fd = iioBufferPollFD(buffer!)
         pollFD = fd >= 0 ? fd : nil
-        timeout = configuration.timeout.map { UInt64($0 * 1e9) }
+        timeout = configuration.timeout.map { nanoseconds(clamping: $0) }
         nextDeadline = timeout.map { monotonicNanoseconds() + $0 }
         details = CaptureDetails(
             device: device, sensors: source.sensors, mode: .buffered, samplingFrequency: frequency, trigger: trigger,
@@ -724,12 +724,17 @@ final class PolledReader: SampleReader {
         }
         self.sensors = sensors
         let frequency = try DeviceSetup.configureRate(source, rate: configuration.rate, warnings: &warnings)
-        let rate = configuration.rate ?? frequency ?? 10
-        interval = UInt64(1e9 / rate)
+        interval = nanoseconds(clamping: 1 / Self.clampedRate(configuration.rate ?? frequency ?? 10))
         nextDeadline = monotonicNanoseconds()
         details = CaptureDetails(
             device: device, sensors: source.sensors, mode: .polled, samplingFrequency: frequency, trigger: nil,
             batchSize: 1, timestamps: .pollTime, warnings: warnings, fallback: fallback)
+    }
+
+    /// A rate in Hz within what a device can be read at: 0.1 Hz to 100 kHz (10 for NaN). Rates come from sysfs and
+    /// from clients' intervals (a 10¹¹ s interval is a 10⁻¹¹ Hz rate); no period or batch is made of one outside.
+    static func clampedRate(_ rate: Double) -> Double {
+        rate.isNaN ? 10 : min(max(rate, 0.1), 100_000)
     }
 
     func close() {

@@ -227,7 +227,7 @@ public final class IIODeviceSession {
             details = []
             lastDisconnection = error
             let now = monotonicNanoseconds()
-            reconnectDeadline = reconnectPolicy.waitLimit.map { now + UInt64($0 * 1e9) }
+            reconnectDeadline = reconnectPolicy.waitLimit.map { now + nanoseconds(clamping: $0) }
             let quick = Double(now &- openedAt) / 1e9 < Self.failureWindow
             failuresInARow = quick ? failuresInARow + 1 : 1
             let device = Self.device(named: error, among: capture.details)
@@ -302,7 +302,7 @@ public final class IIODeviceSession {
         guard let monitor else {
             throw MotionError(.disconnected, "the device is gone and new devices cannot be watched for")
         }
-        let retryAt = delay.map { monotonicNanoseconds() + UInt64($0 * 1e9) }
+        let retryAt = delay.map { monotonicNanoseconds() + nanoseconds(clamping: $0) }
         while true {
             let until = [reconnectDeadline, retryAt].compactMap { $0 }.min()
             guard let event = try await monitor.next(until: until) else {

@@ -5,8 +5,8 @@ import MotionCore
 import Glibc
 #endif
 
-/// Suspends tasks until file descriptors become readable or a deadline passes, with one `epoll` thread for the
-/// whole process.
+/// Suspends tasks until file descriptors become readable (or writable) or a deadline passes, with one `epoll`
+/// thread for the whole process.
 ///
 /// This is how capture waits on an IIO buffer's poll fd (and a udev monitor's socket) inside the async runtime:
 /// the waiting task is suspended, no thread is blocked on its behalf, and nothing polls or sleeps in a loop.
@@ -73,13 +73,27 @@ package final class Reactor: TaskExecutor, Sendable {
     /// - Returns: The descriptors that are ready; empty when the deadline passed first.
     /// - Throws: `CancellationError` when the task is cancelled while waiting.
     package func wait(readable fds: [Int32], until deadline: UInt64? = nil) async throws -> [Int32] {
+        try await wait(fds, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, until: deadline)
+    }
+
+    /// Suspends until `fd` can be written again (or is hung up, or in error): for a non-blocking socket whose send
+    /// gave `EAGAIN`. The waiting task costs nothing until the peer reads.
+    ///
+    /// A descriptor is registered for the direction of its first wait: one that is only written waits this way.
+    /// An edge can also come from a hang-up: write again, and wait again on `EAGAIN`.
+    /// - Throws: `CancellationError` when the task is cancelled while waiting.
+    package func wait(writable fd: Int32) async throws {
+        _ = try await wait([fd], events: EPOLLOUT.rawValue, until: nil)
+    }
+
+    private func wait(_ fds: [Int32], events: UInt32, until deadline: UInt64?) async throws -> [Int32] {
         let token = state.withLock { state in
             defer { state.nextToken += 1 }
             return state.nextToken
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Int32], any Error>) in
-                register(token: token, fds: fds, deadline: deadline, continuation: continuation)
+                register(token: token, fds: fds, events: events, deadline: deadline, continuation: continuation)
             }
         } onCancel: {
             cancel(token: token)
@@ -87,7 +101,8 @@ package final class Reactor: TaskExecutor, Sendable {
     }
 
     private func register(
-        token: UInt64, fds: [Int32], deadline: UInt64?, continuation: CheckedContinuation<[Int32], any Error>
+        token: UInt64, fds: [Int32], events: UInt32, deadline: UInt64?,
+        continuation: CheckedContinuation<[Int32], any Error>
     ) {
         enum Outcome {
             case waiting
@@ -103,7 +118,7 @@ package final class Reactor: TaskExecutor, Sendable {
             for fd in fds {
                 if state.registered[fd] == nil {
                     var event = epoll_event()
-                    event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
+                    event.events = events | EPOLLET.rawValue
                     event.data.u64 = UInt64(UInt32(bitPattern: fd)) + 1  // 0 is the wake-up eventfd
                     if epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 {
                         state.registered[fd] = Registration()
@@ -274,6 +289,13 @@ func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
+/// `seconds` as nanoseconds, for deadlines and periods: 0 for NaN or a negative value, at most 2⁶² (146 years), so
+/// that neither the conversion nor `now + result` can trap, whatever a configuration, sysfs or a client gave.
+package func nanoseconds(clamping seconds: Double) -> UInt64 {
+    guard seconds > 0 else { return 0 }
+    return seconds < 4.6e9 ? UInt64(seconds * 1e9) : 1 << 62
 }
 
 /// Seconds on `CLOCK_BOOTTIME`: the clock of live samples (see `Docs/Conventions.md`).
