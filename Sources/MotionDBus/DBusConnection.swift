@@ -77,6 +77,10 @@ package final class DBusConnection {
         if let slot = nameLostSlot { sd_bus_slot_unref(slot) }
         nameLostBox?.release()
         nameLostBox = nil
+        if let slot = ownerChangesSlot { sd_bus_slot_unref(slot) }
+        ownerChangesBox?.release()
+        ownerChangesBox = nil
+        peerWatchers.removeAll()
         sd_bus_flush_close_unref(bus)
         objects.removeAll()
     }
@@ -292,39 +296,88 @@ package final class DBusConnection {
         return values(of: reply, what: what)
     }
 
-    /// Runs `onVanish` once when the peer `uniqueName` leaves the bus (`sd_bus_track`). The watch lasts while
-    /// the returned value is kept.
+    /// Runs `onVanish` once when the peer `uniqueName` leaves the bus; the watch lasts while the returned value is
+    /// kept.
+    ///
+    /// One match for every peer, whatever the number of watches: `NameOwnerChanged` from the bus, added at the
+    /// first watch. A bus limits each connection's match rules (512 on the system bus), so a rule per client, as
+    /// `sd_bus_track` adds, would let enough clients exhaust them. A peer watched for the first time is also looked
+    /// up (`GetNameOwner`, without waiting), so one that left before its watch began is reported too.
     package func watchPeer(_ uniqueName: String, onVanish: @escaping () -> Void) throws(MotionError) -> DBusPeerWatch {
-        let box = Unmanaged.passRetained(ClosureBox { _ in onVanish() })
-        var track: OpaquePointer?
-        var status = sd_bus_track_new(bus, &track, { _, userdata in
-            Unmanaged<ClosureBox>.fromOpaque(userdata!).takeUnretainedValue().body(nil)
-            return 0
-        }, box.toOpaque())
-        if status >= 0 { status = sd_bus_track_add_name(track, uniqueName) }
-        guard status >= 0, let track else {
-            sd_bus_track_unref(track)
-            box.release()
-            throw MotionError(.ioFailure, "cannot watch the bus peer \(uniqueName)", underlying: SystemErrno(-status))
+        try watchOwnerChanges()
+        nextPeerWatchID &+= 1
+        let id = nextPeerWatchID
+        let first = peerWatchers[uniqueName] == nil
+        peerWatchers[uniqueName, default: [:]][id] = onVanish
+        if first {
+            callAsync(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "GetNameOwner", arguments: [.string(uniqueName)], timeout: 25
+            ) { [weak self] result in
+                if case .failure(let error) = result, error.code == .deviceNotFound { self?.peerLeft(uniqueName) }
+            }
         }
-        return DBusPeerWatch(track: track, box: box)
+        return DBusPeerWatch(connection: self, name: uniqueName, id: id)
+    }
+
+    /// The peers watched, by unique name: each watch's `onVanish`, by its id.
+    private var peerWatchers: [String: [UInt64: () -> Void]] = [:]
+    private var nextPeerWatchID: UInt64 = 0
+    private var ownerChangesSlot: OpaquePointer?
+    private var ownerChangesBox: Unmanaged<ClosureBox>?
+
+    /// The peers watched now (for tests and the service's figures).
+    package var watchedPeerCount: Int { peerWatchers.count }
+
+    private func watchOwnerChanges() throws(MotionError) {
+        guard ownerChangesSlot == nil else { return }
+        let box = Unmanaged.passRetained(ClosureBox { [weak self] message in
+            guard let self, let message, let values = try? Message.readAll(message), values.count == 3,
+                case .string(let name) = values[0], case .string(let newOwner) = values[2], newOwner.isEmpty
+            else { return }
+            self.peerLeft(name)
+        })
+        var slot: OpaquePointer?
+        let status = sd_bus_match_signal_async(
+            bus, &slot, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameOwnerChanged",
+            { message, userdata, _ in
+                Unmanaged<ClosureBox>.fromOpaque(userdata!).takeUnretainedValue().body(message)
+                return 0
+            }, nil, box.toOpaque())
+        guard status >= 0 else {
+            box.release()
+            throw MotionError(.ioFailure, "cannot watch the bus for peers leaving", underlying: SystemErrno(-status))
+        }
+        ownerChangesSlot = slot
+        ownerChangesBox = box
+    }
+
+    private func peerLeft(_ name: String) {
+        guard let watchers = peerWatchers.removeValue(forKey: name) else { return }
+        for id in watchers.keys.sorted() { watchers[id]?() }
+    }
+
+    fileprivate func endWatch(_ name: String, _ id: UInt64) {
+        peerWatchers[name]?[id] = nil
+        if peerWatchers[name]?.isEmpty == true { peerWatchers[name] = nil }
     }
 }
 
-/// A watch on a peer (``DBusConnection/watchPeer(_:onVanish:)``): dropping it ends the watch.
+/// A watch on a peer (``DBusConnection/watchPeer(_:onVanish:)``): dropping it ends the watch. Use and drop it on
+/// the connection's loop.
 package final class DBusPeerWatch {
-    private let track: OpaquePointer
-    private let box: Unmanaged<ClosureBox>
+    private weak var connection: DBusConnection?
+    private let name: String
+    private let id: UInt64
 
-    init(track: OpaquePointer, box: Unmanaged<ClosureBox>) {
-        self.track = track
-        self.box = box
+    fileprivate init(connection: DBusConnection, name: String, id: UInt64) {
+        self.connection = connection
+        self.name = name
+        self.id = id
     }
 
     deinit {
-        sd_bus_track_set_userdata(track, nil)
-        sd_bus_track_unref(track)
-        box.release()
+        connection?.endWatch(name, id)
     }
 }
 
@@ -356,7 +409,8 @@ package final class DBusMethodCall {
         interface = text(sd_bus_message_get_interface(message))
         path = text(sd_bus_message_get_path(message))
         do {
-            arguments = try Message.readAll(message)
+            var limits = Message.Limits.methodCall
+            arguments = try Message.readAll(message, limits: &limits)
         } catch {
             sd_bus_message_unref(message)
             throw error
@@ -501,8 +555,15 @@ final class ObjectRegistration {
         do {
             call = try DBusMethodCall(message: message)
         } catch let failure {
+            guard failure.rawValue == E2BIG else {
+                return sd_bus_error_set(
+                    error, "org.freedesktop.DBus.Error.InvalidArgs", "the call's arguments cannot be read: \(failure)")
+            }
+            let limits = Message.Limits.methodCall
             return sd_bus_error_set(
-                error, "org.freedesktop.DBus.Error.InvalidArgs", "the call's arguments cannot be read: \(failure)")
+                error, "org.freedesktop.DBus.Error.LimitsExceeded",
+                "the call's arguments exceed the service's limits: at most \(limits.values) values, and strings of at "
+                    + "most \(limits.stringBytes) bytes")
         }
         do {
             try method(call)

@@ -76,6 +76,12 @@ package struct DBusErrorReply: Error, Sendable, Hashable, CustomStringConvertibl
         DBusErrorReply("org.freedesktop.DBus.Error.AccessDenied", message)
     }
 
+    /// `org.freedesktop.DBus.Error.LimitsExceeded`: the caller is over one of the service's limits; the message
+    /// names it.
+    package static func limitsExceeded(_ message: String) -> DBusErrorReply {
+        DBusErrorReply("org.freedesktop.DBus.Error.LimitsExceeded", message)
+    }
+
     /// `org.freedesktop.DBus.Error.Failed`: the service could not do it.
     package static func failed(_ message: String) -> DBusErrorReply {
         DBusErrorReply("org.freedesktop.DBus.Error.Failed", message)

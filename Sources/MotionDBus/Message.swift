@@ -57,25 +57,50 @@ enum Message {
         return sd_bus_message_close_container(message)
     }
 
-    /// Reads every remaining value at the current level; throws the sd-bus errno on a malformed message.
-    static func readAll(_ message: OpaquePointer?) throws(SystemErrno) -> [DBusValue] {
+    /// How much of a message another process sent is read: every value (basic or container) counts against
+    /// ``values``, and no string may be longer than ``stringBytes``. Reading stops with `E2BIG` at the first value
+    /// over either limit, before the rest is looked at, so a huge message costs no more than the limit.
+    struct Limits {
+        /// Values left to read.
+        var values: Int
+        /// The longest string, object path or signature accepted, in bytes.
+        let stringBytes: Int
+
+        /// No limit: replies to the calls this process makes.
+        static let none = Limits(values: .max, stringBytes: .max)
+        /// The arguments of a method call to a served object: 256 values, strings of 4 KiB
+        /// (`Docs/Service.md`, "Limits").
+        static let methodCall = Limits(values: 256, stringBytes: 4096)
+    }
+
+    /// Reads every remaining value at the current level; throws the sd-bus errno on a malformed message, and
+    /// `E2BIG` past `limits`.
+    static func readAll(_ message: OpaquePointer?, limits: inout Limits) throws(SystemErrno) -> [DBusValue] {
         var values: [DBusValue] = []
-        while let value = try read(message) { values.append(value) }
+        while let value = try read(message, limits: &limits) { values.append(value) }
         return values
     }
 
+    /// Reads every remaining value at the current level, without limits (a reply to this process's call).
+    static func readAll(_ message: OpaquePointer?) throws(SystemErrno) -> [DBusValue] {
+        var limits = Limits.none
+        return try readAll(message, limits: &limits)
+    }
+
     /// Reads the next value at the current level, or `nil` at its end.
-    static func read(_ message: OpaquePointer?) throws(SystemErrno) -> DBusValue? {
+    static func read(_ message: OpaquePointer?, limits: inout Limits) throws(SystemErrno) -> DBusValue? {
         var type: CChar = 0
         var contents: UnsafePointer<CChar>? = nil
         let peeked = sd_bus_message_peek_type(message, &type, &contents)
         if peeked < 0 { throw SystemErrno(-peeked) }
         if peeked == 0 { return nil }
+        guard limits.values > 0 else { throw SystemErrno(E2BIG) }
+        limits.values -= 1
         switch UInt8(bitPattern: type) {
         case UInt8(ascii: "a"), UInt8(ascii: "v"), UInt8(ascii: "e"), UInt8(ascii: "r"):
             let inner = contents.map { String(cString: $0) } ?? ""
             try check(sd_bus_message_enter_container(message, type, contents))
-            let values = try readAll(message)
+            let values = try readAll(message, limits: &limits)
             try check(sd_bus_message_exit_container(message))
             switch UInt8(bitPattern: type) {
             case UInt8(ascii: "a"): return .array(elementSignature: inner, values)
@@ -88,7 +113,10 @@ enum Message {
         case UInt8(ascii: "s"), UInt8(ascii: "o"), UInt8(ascii: "g"):
             var text: UnsafePointer<CChar>? = nil
             try check(sd_bus_message_read_basic(message, type, &text))
-            let string = text.map { String(cString: $0) } ?? ""
+            guard let text, strnlen(text, limits.stringBytes &+ 1) <= limits.stringBytes else {
+                throw SystemErrno(text == nil ? EBADMSG : E2BIG)
+            }
+            let string = String(cString: text)
             return type == typeCode("o") ? .objectPath(string) : .string(string)
         case UInt8(ascii: "b"):
             var raw: Int32 = 0
