@@ -103,11 +103,12 @@ final class DeviceInput {
         self.options = options
     }
 
-    /// The next sample of the current batch, or `nil` when it is used up (or the wanted rate or sensors changed:
-    /// the device is then closed, to reopen at the next ``fetch(fastestInterval:sensors:)``).
+    /// The next sample of the current batch, or `nil` when it is used up. A change of the wanted rate or sensors
+    /// takes effect between batches: once the batch at hand is delivered, the device is closed, to reopen at the
+    /// next ``fetch(fastestInterval:sensors:)``; no sample already read is dropped for it.
     func nextAtHand(fastestInterval interval: Double, sensors: SensorSet) -> MotionSample? {
         // A new fastest interval reopens the device only when it changes the capture (its rate, or its batch).
-        if let opened = openedFor {
+        if nextInBatch >= batch.count, let opened = openedFor {
             if opened.sensors != sensors {
                 close()
             } else if opened.interval != interval {
