@@ -13,24 +13,32 @@ import Glibc
 /// and only while a stream or claim needs it.
 ///
 /// Who may do what: raw samples and device motion faster than 25 Hz (``StreamRequest/highRateInterval``) need
-/// root or membership in ``highRateGroup``; everything else is open to every caller the bus policy lets through.
+/// root, membership in ``highRateGroup`` or polkit's high-rate action; everything else is open to every caller
+/// the bus policy and polkit's claim-sensor let through. The slower raw streams of a user without root or the
+/// group share one 25 Hz grid (``SharedRateGrid``). Each client and user is held to ``limits``.
 final class Motion1Service {
     let connection: DBusConnection
     let manager: MotionManager
     let includeBase: Bool
     /// The group whose members may open high-rate raw streams (`motion` by default).
     let highRateGroup: String
+    let limits: ServiceLimits
     let log: @Sendable (String) -> Void
     let authorizer: PolkitAuthorizer
 
     private var streams: [UInt32: MotionStream] = [:]
     private var owners: [String: DBusPeerWatch] = [:]
+    /// Each client's uid, as the bus told it (unique names are never reused); forgotten when the client leaves.
+    private var users: [String: UInt32] = [:]
+    /// The 25 Hz grid of each user with slow raw streams open.
+    private var grids: [UInt32: SharedRateGrid] = [:]
     private var nextID: UInt32 = 1
 
     init(
         connection: DBusConnection, manager: MotionManager, includeBase: Bool, highRateGroup: String,
-        authorizer: PolkitAuthorizer, log: @escaping @Sendable (String) -> Void
+        limits: ServiceLimits, authorizer: PolkitAuthorizer, log: @escaping @Sendable (String) -> Void
     ) {
+        self.limits = limits
         self.authorizer = authorizer
         self.connection = connection
         self.manager = manager
@@ -120,28 +128,71 @@ final class Motion1Service {
         let request = try StreamRequest(
             kind: kind, interval: interval, format: format, options: options, available: manager.availableSensors,
             frames: manager.availableAttitudeReferenceFrames)
+        let user = userID(of: call)
+        try checkLimits(call.sender, user, request)  // before polkit is asked: a flood costs no question
+        let privileged = inHighRateGroup(call)
         // Who may: polkit's claim-sensor for every stream, then the high-rate right for fast raw ones; asked
         // without blocking, the stream opens once allowed.
-        authorizer.authorizeClaim(for: call.sender) { [weak self] refusal in
+        authorizer.authorizeClaim(for: call.sender, user: user) { [weak self] refusal in
             guard let self else { return }
             if let refusal { return call.fail(refusal) }
-            guard request.needsHighRateRight, !self.inHighRateGroup(call) else { return self.open(call, request) }
-            self.authorizer.check(PolkitAuthorizer.highRate, for: call.sender) { decision in
-                if case .allowed = decision { return self.open(call, request) }
-                call.fail(self.highRateRefusal(request))
+            guard request.needsHighRateRight, !privileged else {
+                return self.open(call, request, user: user, onSharedGrid: !privileged && request.isRaw)
+            }
+            self.authorizer.check(PolkitAuthorizer.highRate, for: call.sender, user: user) { decision in
+                switch decision {
+                case .allowed: self.open(call, request, user: user, onSharedGrid: false)
+                case .overLimit(let reason): call.fail(.limitsExceeded(reason))
+                default: call.fail(self.highRateRefusal(request))
+                }
             }
         }
     }
 
-    private func open(_ call: DBusMethodCall, _ request: StreamRequest) {
+    /// The caller's uid: asked of the bus, and remembered while the client has streams open.
+    private func userID(of call: DBusMethodCall) -> UInt32? {
+        users[call.sender] ?? call.senderCredentials?.userID
+    }
+
+    /// Refuses a stream over the caller's, its user's or the service's limits (``ServiceLimits``).
+    private func checkLimits(_ client: String, _ user: UInt32?, _ request: StreamRequest) throws(DBusErrorReply) {
+        let own = streams.values.filter { $0.owner == client }.count
+        if own >= limits.streamsPerClient {
+            throw .limitsExceeded(
+                "\(client) has \(own) streams open, the most one client may: close one (CloseStream) first")
+        }
+        guard let user else {
+            throw .failed("the bus could not tell who \(client) is: its user cannot be held to its limits")
+        }
+        let theirs = streams.values.filter { $0.user == user }
+        if theirs.count >= limits.streamsPerUser {
+            throw .limitsExceeded(
+                "uid \(user) has \(theirs.count) streams open, the most one user may: close one first")
+        }
+        let buffered = theirs.reduce(0) { $0 + $1.request.bufferLimit }
+        if buffered + request.bufferLimit > limits.bufferedRecordsPerUser {
+            throw .limitsExceeded(
+                "uid \(user)'s streams buffer \(buffered) records; \(request.bufferLimit) more would pass the "
+                    + "\(limits.bufferedRecordsPerUser) one user may have buffered: ask a smaller buffer option, "
+                    + "or close a stream")
+        }
+        if streams.count >= limits.streams {
+            throw .limitsExceeded("the service has \(streams.count) streams open, its limit: try again later")
+        }
+    }
+
+    private func open(_ call: DBusMethodCall, _ request: StreamRequest, user: UInt32?, onSharedGrid: Bool) {
         do throws(DBusErrorReply) {
-            try openAuthorized(call, request)
+            try checkLimits(call.sender, user, request)  // again: others may have opened streams meanwhile
+            try openAuthorized(call, request, user: user, onSharedGrid: onSharedGrid)
         } catch {
             call.fail(error)
         }
     }
 
-    private func openAuthorized(_ call: DBusMethodCall, _ request: StreamRequest) throws(DBusErrorReply) {
+    private func openAuthorized(
+        _ call: DBusMethodCall, _ request: StreamRequest, user: UInt32?, onSharedGrid: Bool
+    ) throws(DBusErrorReply) {
         if let twin = streams.values.first(where: { $0.owner == call.sender && $0.request == request }) {
             throw DBusErrorReply(
                 Motion1Interface.alreadyOpenError,
@@ -155,11 +206,20 @@ final class Motion1Service {
                 throw .failed("cannot follow the client \(client) on the bus: \(error.message)")
             }
         }
+        users[call.sender] = user
         let id = nextID
         nextID = nextID == UInt32.max ? 1 : nextID + 1
+        var grid: SharedRateGrid? = nil
+        if onSharedGrid, let user {
+            grid = grids[user] ?? SharedRateGrid(interval: StreamRequest.highRateInterval)
+            grids[user] = grid
+        }
         let (stream, clientEnd): (MotionStream, Int32)
         do {
-            (stream, clientEnd) = try MotionStream.make(id: id, owner: call.sender, request: request)
+            (stream, clientEnd) = try MotionStream.make(
+                id: id, owner: call.sender, user: user, request: request, grid: grid)
+        } catch where error.rawValue == EMFILE || error.rawValue == ENFILE {
+            throw .limitsExceeded("the service has no file descriptor left for a stream: try again later")
         } catch {
             throw .failed("cannot create the stream's socket: \(error)")
         }
@@ -175,7 +235,7 @@ final class Motion1Service {
         }
         log(
             "\(call.sender) opened stream \(id): \(request.kind.rawValue) every \(request.interval) s as "
-                + request.format.rawValue)
+                + request.format.rawValue + (grid == nil ? "" : ", on uid \(user!)'s 25 Hz grid"))
         call.reply([.fileDescriptor(clientEnd), .uint32(id)])
     }
 
@@ -199,7 +259,13 @@ final class Motion1Service {
     private func remove(_ stream: MotionStream) {
         guard streams[stream.id] === stream else { return }
         streams[stream.id] = nil
-        if !streams.values.contains(where: { $0.owner == stream.owner }) { owners[stream.owner] = nil }
+        if !streams.values.contains(where: { $0.owner == stream.owner }) {
+            owners[stream.owner] = nil
+            users[stream.owner] = nil
+        }
+        if let user = stream.user, !streams.values.contains(where: { $0.user == user && $0.grid != nil }) {
+            grids[user] = nil
+        }
     }
 
     private func clientLeft(_ client: String) {
@@ -207,6 +273,7 @@ final class Motion1Service {
             stream.close(because: "the client left the bus")
         }
         owners[client] = nil
+        users[client] = nil
     }
 
     /// Closes every stream: the service is stopping.

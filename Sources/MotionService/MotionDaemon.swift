@@ -35,13 +35,16 @@ package struct ServiceConfiguration: Sendable {
     /// one interval of the fastest stream. On by default: a client at 1 ms gets each record within about a
     /// millisecond of the sample (Docs/Performance.md, "motiond").
     package var lowLatency: Bool
+    /// What one client, one user and everyone together may hold (`Docs/Service.md`, "Limits").
+    package var limits: ServiceLimits
 
     package init(
         device: String = "auto", includeBase: Bool = false, orientationRules: OrientationRules = .swiftMotion,
         stateDirectory: String? = nil, replace: Bool = false, claimTimeout: Double = 10,
         highRateGroup: String = "motion", polkit: PolkitUse = .auto, batchDuration: Double = 0.05,
-        lowLatency: Bool = true
+        lowLatency: Bool = true, limits: ServiceLimits = ServiceLimits()
     ) {
+        self.limits = limits
         self.lowLatency = lowLatency
         self.highRateGroup = highRateGroup
         self.polkit = polkit
@@ -83,6 +86,15 @@ package enum MotionDaemon {
                 log("ignoring the saved calibration: \(error)")
             }
         }
+        var limits = configuration.limits
+        let descriptors = raiseDescriptorLimit()
+        if descriptors < limits.streams + ServiceLimits.reservedDescriptors {
+            limits.streams = max(0, descriptors - ServiceLimits.reservedDescriptors)
+            log(
+                "at most \(limits.streams) streams in all: the process may open \(descriptors) files "
+                    + "(LimitNOFILE=), and keeps \(ServiceLimits.reservedDescriptors) for the bus and the devices")
+        }
+        let serviceLimits = limits
         var motion = MotionConfiguration()
         motion.calibration = calibration
         let source = MotionSource.device(
@@ -105,13 +117,14 @@ package enum MotionDaemon {
         let stopping = LockedState(false)
         let services = try await loop.submit { () throws(MotionError) -> LoopBound<Services> in
             let connection = try DBusConnection.system(on: loop)
-            let authorizer = PolkitAuthorizer(connection: connection, use: configuration.polkit, log: log)
+            let authorizer = PolkitAuthorizer(
+                connection: connection, use: configuration.polkit, limits: serviceLimits, log: log)
             let proxy = SensorProxyService(
                 connection: connection, manager: manager, rules: configuration.orientationRules,
                 claimTimeout: configuration.claimTimeout, authorizer: authorizer, log: log)
             let motion = Motion1Service(
                 connection: connection, manager: manager, includeBase: configuration.includeBase,
-                highRateGroup: configuration.highRateGroup, authorizer: authorizer, log: log)
+                highRateGroup: configuration.highRateGroup, limits: serviceLimits, authorizer: authorizer, log: log)
             try proxy.register()
             try motion.register()
             let lost = { (name: String) in
@@ -158,13 +171,32 @@ package enum MotionDaemon {
             }
         }
         await loop.wait()
-        if !stopping.withLock({ $0 }) { log("the D-Bus connection was lost: stopping") }
+        let busLost = !stopping.withLock { $0 }
+        if busLost { log("the D-Bus connection was lost: stopping") }
         await manager.stopAllUpdates()
         if let path = configuration.calibrationPath, let state = manager.calibration {
             try CalibrationFile.save(state, to: path)
             log("calibration saved to \(path)")
         }
+        // A failure, so that the unit's Restart=on-failure brings the service back.
+        if busLost {
+            throw MotionError(
+                .ioFailure, "the D-Bus connection was lost (the bus stopped, or dropped this connection)")
+        }
     }
+}
+
+/// Raises the soft limit of open files to the hard one (a service's descriptors are its streams); returns the
+/// limit in force.
+private func raiseDescriptorLimit() -> Int {
+    var limit = rlimit()
+    guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+    if limit.rlim_cur < limit.rlim_max {
+        var raised = limit
+        raised.rlim_cur = limit.rlim_max
+        if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+    }
+    return Int(clamping: limit.rlim_cur)
 }
 
 /// What the service serves on its connection.

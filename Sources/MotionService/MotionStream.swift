@@ -14,11 +14,20 @@ import Glibc
 /// The subscription has its own bounded buffer (``StreamRequest/bufferLimit`` records, newest kept), so a client
 /// that stops reading never slows the others nor grows the service's memory: its records are dropped, and the
 /// next line it reads after a gap is a `dropped` event with the count (JSON Lines; a `# event:` comment line in
-/// CSV). The socket is written without blocking; a full socket waits for the client in 5 ms steps.
+/// CSV). The socket is written without blocking; a full socket waits, at no cost, until the client reads
+/// (`Reactor.wait(writable:)`).
+///
+/// A stream on a user's ``SharedRateGrid`` (raw samples or device motion of a user without the high-rate right)
+/// subscribes to every device sample and keeps those on the grid, then thins them to its own interval.
 final class MotionStream: Sendable {
     let id: UInt32
     let owner: String
+    /// The owner's uid, when the bus told it.
+    let user: UInt32?
     let request: StreamRequest
+    /// The grid this stream's records come from, shared with the other slow raw streams of its user; `nil` for a
+    /// stream with the high-rate right, or an event stream.
+    let grid: SharedRateGrid?
     private let socket: Int32
     private let state = LockedState(State())
 
@@ -39,15 +48,21 @@ final class MotionStream: Sendable {
         return (delivered, UInt64(dropped?() ?? 0))
     }
 
-    private init(id: UInt32, owner: String, request: StreamRequest, socket: Int32) {
+    private init(
+        id: UInt32, owner: String, user: UInt32?, request: StreamRequest, grid: SharedRateGrid?, socket: Int32
+    ) {
         self.id = id
         self.owner = owner
+        self.user = user
         self.request = request
+        self.grid = grid
         self.socket = socket
     }
 
     /// Creates the socket pair; returns the stream and the client's end (the caller passes it, then closes it).
-    static func make(id: UInt32, owner: String, request: StreamRequest) throws(SystemErrno) -> (MotionStream, Int32) {
+    static func make(
+        id: UInt32, owner: String, user: UInt32?, request: StreamRequest, grid: SharedRateGrid?
+    ) throws(SystemErrno) -> (MotionStream, Int32) {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw SystemErrno.current()
@@ -59,7 +74,9 @@ final class MotionStream: Sendable {
         // buffer, then are dropped.
         var size: Int32 = Self.socketBufferBytes
         setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        return (MotionStream(id: id, owner: owner, request: request, socket: pair[0]), pair[1])
+        return (
+            MotionStream(id: id, owner: owner, user: user, request: request, grid: grid, socket: pair[0]), pair[1]
+        )
     }
 
     /// Starts writing; `ended` runs once, off the loop, with why the stream ended.
@@ -70,6 +87,7 @@ final class MotionStream: Sendable {
     func start(_ manager: MotionManager, ended: @escaping @Sendable (MotionStream, String) -> Void) {
         let task = Task(executorPreference: IIOCapture.executor) { [self] in
             let reason = await run(manager)
+            Reactor.shared.forget(socket)
             Glibc.close(socket)
             ended(self, state.withLock { $0.closeReason } ?? reason)
         }
@@ -103,13 +121,20 @@ final class MotionStream: Sendable {
 
     private func run(_ manager: MotionManager) async -> String {
         let policy = MotionBufferingPolicy.bufferingNewest(request.bufferLimit)
+        // On a shared grid: every device sample, kept when on the grid, then thinned to this stream's interval.
+        let interval = grid == nil ? request.interval : 0
+        var gate = UpdateIntervalGate(interval: grid == nil ? 0 : request.interval)
+        let admit = { [grid] (timestamp: Double) -> Bool in
+            guard let grid else { return true }
+            return grid.admits(timestamp) && gate.admit(at: timestamp)
+        }
         do throws(MotionError) {
             switch request.kind {
             case .samples:
                 let writer = TraceWriter(format: request.format, sensors: request.sensors, metadata: metadata)
                 return try await pump(
-                    manager.sampleUpdates(sensors: request.sensors, interval: request.interval, bufferingPolicy: policy),
-                    writer, timestamp: \.timestamp
+                    manager.sampleUpdates(sensors: request.sensors, interval: interval, bufferingPolicy: policy),
+                    writer, timestamp: \.timestamp, admit: admit
                 ) { sample, writer throws(MotionError) in try writer.write(sample) }
             case .deviceMotion:
                 let columns = OutputRecords.deviceMotionColumns
@@ -117,9 +142,8 @@ final class MotionStream: Sendable {
                     format: request.format, recordType: "attitude", columns: columns, metadata: metadata)
                 var values = [Double](repeating: 0, count: columns.count)
                 return try await pump(
-                    manager.deviceMotionUpdates(
-                        using: request.frame, interval: request.interval, bufferingPolicy: policy),
-                    writer, timestamp: \.timestamp
+                    manager.deviceMotionUpdates(using: request.frame, interval: interval, bufferingPolicy: policy),
+                    writer, timestamp: \.timestamp, admit: admit
                 ) { motion, writer throws(MotionError) in
                     OutputRecords.fill(&values, with: motion, all: true)
                     try writer.write(recordAt: motion.timestamp, values: values)
@@ -148,15 +172,17 @@ final class MotionStream: Sendable {
         }
     }
 
-    /// Renders each update with `render` and sends the lines; returns why it ended.
+    /// Renders each update that `admit` keeps (by its timestamp) with `render` and sends the lines; returns why it
+    /// ended.
     private func pump<Element: Sendable>(
         _ updates: MotionUpdates<Element>, _ writer: TraceWriter, timestamp: (Element) -> Double,
-        _ render: (Element, TraceWriter) throws(MotionError) -> Void
+        admit: (Double) -> Bool = { _ in true }, _ render: (Element, TraceWriter) throws(MotionError) -> Void
     ) async throws(MotionError) -> String {
         var reported = 0
         state.withLock { $0.droppedCount = { updates.droppedCount } }
         var iterator = updates.makeAsyncIterator()
         while let element = try await iterator.next() {
+            guard admit(timestamp(element)) else { continue }
             let dropped = updates.droppedCount
             if dropped > reported {
                 // Before the record that follows the gap: how many records this client lost, at that record's time.
@@ -189,8 +215,8 @@ final class MotionStream: Sendable {
             switch code {
             case EINTR: continue
             case EAGAIN:
-                // The client is not reading: wait for it. The subscription's buffer drops meanwhile.
-                do { try await Task.sleep(for: .milliseconds(5)) } catch { return "closed" }
+                // The client is not reading: wait until it does. The subscription's buffer drops meanwhile.
+                do { try await Reactor.shared.wait(writable: socket) } catch { return "closed" }
             case EPIPE, ECONNRESET: return "the client closed its end"
             default: return "write failed: \(SystemErrno(code))"
             }

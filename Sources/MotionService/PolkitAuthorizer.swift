@@ -3,7 +3,8 @@ import MotionDBus
 
 /// Whether motiond asks polkit who may claim sensors and open streams.
 package enum PolkitUse: String, Sendable, CaseIterable {
-    /// Ask polkit when it runs; without it, the D-Bus policy alone decides (as Debian's iio-sensor-proxy 3.0).
+    /// Ask polkit when it runs; on a system without it, the D-Bus policy alone decides (as Debian's
+    /// iio-sensor-proxy 3.0). Once polkit has answered, a polkit that stops answering refuses (it is restarting).
     case auto
     /// Always ask; without polkit every claim and stream is refused.
     case on
@@ -13,6 +14,11 @@ package enum PolkitUse: String, Sendable, CaseIterable {
 
 /// Asks polkit (`org.freedesktop.PolicyKit1.Authority.CheckAuthorization`) whether a caller may do an action,
 /// without blocking the D-Bus loop, and without interaction (a caller who would have to authenticate is refused).
+///
+/// No client can jam it: the same question from the same client while one is pending waits on that one
+/// (at most ``ServiceLimits/callsPerPendingCheck`` calls), and distinct pending questions are bounded per client,
+/// per user and in all (``ServiceLimits``); a question over a bound is refused at once with `LimitsExceeded`. One
+/// user's flood thus fills their own share, not the bus's 128 pending replies that everyone's checks need.
 final class PolkitAuthorizer {
     /// Claiming a sensor or opening a stream: by default the active session's user (iio-sensor-proxy's
     /// `net.hadess.SensorProxy.claim-sensor` defaults).
@@ -26,25 +32,58 @@ final class PolkitAuthorizer {
         case denied(String)
         /// polkit is not running (or answered nothing): what the mode makes of it is for the caller.
         case unavailable(String)
+        /// Too many questions are pending: the caller's, its user's, or everyone's.
+        case overLimit(String)
     }
 
     let connection: DBusConnection
     let use: PolkitUse
+    let limits: ServiceLimits
     let log: @Sendable (String) -> Void
     private var reportedUnavailable = false
+    /// Whether polkit has answered a question since the service started: afterwards, `auto` treats its absence
+    /// as a restart and refuses.
+    private var hasAnswered = false
 
-    init(connection: DBusConnection, use: PolkitUse, log: @escaping @Sendable (String) -> Void) {
+    private struct Question: Hashable {
+        let action: String
+        let sender: String
+    }
+    /// Each pending question's user and the completions waiting for its answer.
+    private var pending: [Question: (user: UInt32?, waiting: [(Decision) -> Void])] = [:]
+    private var pendingByClient: [String: Int] = [:]
+    private var pendingByUser: [UInt32: Int] = [:]
+
+    init(connection: DBusConnection, use: PolkitUse, limits: ServiceLimits, log: @escaping @Sendable (String) -> Void) {
         self.connection = connection
         self.use = use
+        self.limits = limits
         self.log = log
     }
 
-    /// Asks polkit about `action` for the bus client `sender`; `completion` runs on the loop's thread.
-    func check(_ action: String, for sender: String, _ completion: @escaping (Decision) -> Void) {
+    /// Questions waiting for polkit now.
+    var pendingCount: Int { pending.count }
+
+    /// Asks polkit about `action` for the bus client `sender` (of uid `user`, when known); `completion` runs on
+    /// the loop's thread.
+    func check(_ action: String, for sender: String, user: UInt32?, _ completion: @escaping (Decision) -> Void) {
         guard use != .off else {
             completion(.unavailable("polkit is not asked (--polkit off)"))
             return
         }
+        let question = Question(action: action, sender: sender)
+        if pending[question] != nil {
+            guard pending[question]!.waiting.count < limits.callsPerPendingCheck else {
+                return completion(.overLimit(
+                    "\(limits.callsPerPendingCheck) calls of \(sender) already wait for polkit's answer on \(action)"))
+            }
+            pending[question]!.waiting.append(completion)
+            return
+        }
+        if let refusal = overLimit(sender, user) { return completion(.overLimit(refusal)) }
+        pending[question] = (user, [completion])
+        pendingByClient[sender, default: 0] += 1
+        if let user { pendingByUser[user, default: 0] += 1 }
         let subject = DBusValue.structure([
             .string("system-bus-name"), .properties([("name", .string(sender))]),
         ])
@@ -54,29 +93,63 @@ final class PolkitAuthorizer {
             arguments: [subject, .string(action), .array(elementSignature: "{ss}", []), .uint32(0), .string("")],
             timeout: 10
         ) { [weak self] result in
-            switch result {
-            case .success(let values):
-                guard case .structure(let fields)? = values.first, case .boolean(let authorized)? = fields.first else {
-                    completion(.denied("polkit's answer for \(action) cannot be read: \(values)"))
-                    return
-                }
-                completion(authorized ? .allowed : .denied("Not Authorized: \(action)"))
-            case .failure(let error) where error.code == .deviceNotFound:
-                if let self, !self.reportedUnavailable {
-                    self.reportedUnavailable = true
-                    self.log("polkit is not running: \(self.use == .on ? "refusing" : "allowing") what it would decide")
-                }
-                completion(.unavailable("polkit is not running"))
-            case .failure(let error):
-                completion(.denied("polkit could not decide on \(action): \(error.message)"))
+            guard let self else { return }
+            self.answer(question, self.decision(result, action))
+        }
+    }
+
+    private func overLimit(_ sender: String, _ user: UInt32?) -> String? {
+        if pendingByClient[sender, default: 0] >= limits.pendingChecksPerClient {
+            return "\(sender) has \(limits.pendingChecksPerClient) polkit checks pending (the limit per client): "
+                + "wait for their answers"
+        }
+        if let user, pendingByUser[user, default: 0] >= limits.pendingChecksPerUser {
+            return "uid \(user) has \(limits.pendingChecksPerUser) polkit checks pending (the limit per user): "
+                + "wait for their answers"
+        }
+        if pending.count >= limits.pendingChecks {
+            return "\(limits.pendingChecks) polkit checks are pending (the service's limit): try again shortly"
+        }
+        return nil
+    }
+
+    private func answer(_ question: Question, _ decision: Decision) {
+        guard let entry = pending.removeValue(forKey: question) else { return }
+        pendingByClient[question.sender, default: 1] -= 1
+        if pendingByClient[question.sender] == 0 { pendingByClient[question.sender] = nil }
+        if let user = entry.user {
+            pendingByUser[user, default: 1] -= 1
+            if pendingByUser[user] == 0 { pendingByUser[user] = nil }
+        }
+        for completion in entry.waiting { completion(decision) }
+    }
+
+    private func decision(_ result: Result<[DBusValue], MotionError>, _ action: String) -> Decision {
+        switch result {
+        case .success(let values):
+            hasAnswered = true
+            guard case .structure(let fields)? = values.first, case .boolean(let authorized)? = fields.first else {
+                return .denied("polkit's answer for \(action) cannot be read: \(values)")
             }
+            return authorized ? .allowed : .denied("Not Authorized: \(action)")
+        case .failure(let error) where error.code == .deviceNotFound:
+            if hasAnswered {
+                return .denied("polkit stopped answering (it may be restarting): try again in a moment")
+            }
+            if !reportedUnavailable {
+                reportedUnavailable = true
+                log("polkit is not running: \(use == .on ? "refusing" : "allowing") what it would decide")
+            }
+            return .unavailable("polkit is not running")
+        case .failure(let error):
+            return .denied("polkit could not decide on \(action): \(error.message)")
         }
     }
 
     /// A claim or stream: `nil` when allowed, else the error for the caller. Without polkit: allowed in `auto`
-    /// mode, refused in `on` mode.
-    func authorizeClaim(for sender: String, _ completion: @escaping (DBusErrorReply?) -> Void) {
-        check(Self.claimSensor, for: sender) { [use] decision in
+    /// mode (unless polkit answered before), refused in `on` mode.
+    func authorizeClaim(for sender: String, user: UInt32?, _ completion: @escaping (DBusErrorReply?) -> Void) {
+        check(Self.claimSensor, for: sender, user: user) { [use] decision in
             switch decision {
             case .allowed: completion(nil)
             case .denied(let reason):
@@ -85,6 +158,8 @@ final class PolkitAuthorizer {
                         + "(polkit action \(Self.claimSensor))"))
             case .unavailable(let reason):
                 completion(use == .on ? .accessDenied("\(reason), and motiond runs with --polkit on") : nil)
+            case .overLimit(let reason):
+                completion(.limitsExceeded(reason))
             }
         }
     }

@@ -153,7 +153,7 @@ final class SensorProxyService {
             try self.claim(sensor, call)  // the compass is open to any user, as iio-sensor-proxy 3.6+ (geoclue)
         } else if claim {
             // Who may claim: polkit (claim-sensor), asked without blocking; the claim goes on once allowed.
-            authorizer.authorizeClaim(for: call.sender) { [weak self] refusal in
+            authorizer.authorizeClaim(for: call.sender, user: call.senderCredentials?.userID) { [weak self] refusal in
                 if let refusal {
                     call.fail(refusal)
                     return

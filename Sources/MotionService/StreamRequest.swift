@@ -35,10 +35,20 @@ package struct StreamRequest: Hashable, Sendable {
     /// The default and largest per-stream buffers, in records.
     package static let defaultBufferLimit = 1024
     package static let maximumBufferLimit = 65536
+    /// The longest interval a stream may ask, in seconds (an hour): longer is surely a mistake, and rates are
+    /// derived from intervals.
+    package static let maximumInterval = 3600.0
+    /// The most entries an options dictionary may have (every option at most once).
+    package static let maximumOptions = 8
+    /// The most names a `sensors` option may list.
+    package static let maximumSensorNames = 3
+
+    /// `true` for raw samples and device motion: the kinds whose rate is a right (``needsHighRateRight``).
+    package var isRaw: Bool { kind == .samples || kind == .deviceMotion }
 
     /// `true` for a raw stream faster than 25 Hz (``highRateInterval``).
     package var needsHighRateRight: Bool {
-        (kind == .samples || kind == .deviceMotion) && interval < Self.highRateInterval * (1 - 1e-9)
+        isRaw && interval < Self.highRateInterval * (1 - 1e-9)
     }
 
     /// Checks the arguments of `OpenStream(s kind, d interval, s format, a{sv} options)` against what the
@@ -49,14 +59,23 @@ package struct StreamRequest: Hashable, Sendable {
     ) throws(DBusErrorReply) {
         guard let kind = Kind(rawValue: kindName) else {
             throw .invalidArguments(
-                "unknown stream kind '\(kindName)': use "
+                "unknown stream kind '\(Self.excerpt(kindName))': use "
                     + Kind.allCases.map(\.rawValue).joined(separator: ", "))
         }
-        guard interval > 0, interval.isFinite else {
-            throw .invalidArguments("the interval must be a positive number of seconds, not \(interval)")
+        guard interval > 0, interval <= Self.maximumInterval else {
+            throw .invalidArguments(
+                "the interval must be a number of seconds above 0 and at most \(Self.maximumInterval), not \(interval)")
         }
         guard let format = TraceFormat(rawValue: formatName) else {
-            throw .invalidArguments("unknown format '\(formatName)': use csv or jsonl")
+            throw .invalidArguments("unknown format '\(Self.excerpt(formatName))': use csv or jsonl")
+        }
+        guard options.count <= Self.maximumOptions else {
+            throw .invalidArguments(
+                "\(options.count) options: at most \(Self.maximumOptions) (sensors, frame, names, buffer, each once)")
+        }
+        var seen: Set<String> = []
+        for (key, _) in options where !seen.insert(key).inserted {
+            throw .invalidArguments("the option '\(Self.excerpt(key))' is given twice")
         }
         if format == .csv && (kind == .shake || kind == .orientation) {
             throw .invalidArguments("\(kind.rawValue) events have no CSV form: use jsonl")
@@ -72,11 +91,14 @@ package struct StreamRequest: Hashable, Sendable {
             switch (key, value) {
             case ("sensors", .array("s", let names)) where kind == .samples:
                 var chosen: SensorSet = []
+                guard names.count <= Self.maximumSensorNames else {
+                    throw .invalidArguments("the sensors option lists \(names.count) names: at most \(Self.maximumSensorNames)")
+                }
                 for case .string(let name) in names {
                     guard let sensor = SensorSet(shortNames: name) else {
                         throw DBusErrorReply(
                             Motion1Interface.unknownSensorError,
-                            "unknown sensor '\(name)': use accel, gyro or mag")
+                            "unknown sensor '\(Self.excerpt(name))': use accel, gyro or mag")
                     }
                     guard available.isSuperset(of: sensor) else {
                         throw DBusErrorReply(
@@ -90,7 +112,7 @@ package struct StreamRequest: Hashable, Sendable {
             case ("frame", .string(let name)) where kind == .deviceMotion:
                 guard let frame = AttitudeReferenceFrame(shortName: name) else {
                     throw .invalidArguments(
-                        "unknown frame '\(name)': use "
+                        "unknown frame '\(Self.excerpt(name))': use "
                             + AttitudeReferenceFrame.allCases.map(\.shortName).joined(separator: ", "))
                 }
                 guard frames.contains(frame) else {
@@ -102,7 +124,7 @@ package struct StreamRequest: Hashable, Sendable {
                 self.frame = frame
             case ("names", .string(let names)) where kind == .orientation:
                 guard names == "uikit" || names == "iio-sensor-proxy" else {
-                    throw .invalidArguments("unknown names '\(names)': use uikit or iio-sensor-proxy")
+                    throw .invalidArguments("unknown names '\(Self.excerpt(names))': use uikit or iio-sensor-proxy")
                 }
                 iioSensorProxyNames = names == "iio-sensor-proxy"
             case ("buffer", .uint32(let limit)):
@@ -112,7 +134,7 @@ package struct StreamRequest: Hashable, Sendable {
                 bufferLimit = Int(limit)
             default:
                 throw .invalidArguments(
-                    "unknown option '\(key)' of type \(value.signature) for a \(kind.rawValue) stream: "
+                    "unknown option '\(Self.excerpt(key))' of type \(value.signature) for a \(kind.rawValue) stream: "
                         + "samples take sensors (as), device-motion frame (s), orientation names (s), all buffer (u)")
             }
         }
@@ -129,5 +151,10 @@ package struct StreamRequest: Hashable, Sendable {
             throw DBusErrorReply(
                 Motion1Interface.unknownSensorError, "\(kind.rawValue) events need an accelerometer; this machine has none")
         }
+    }
+
+    /// The start of a client's string, for an error message: at most 64 characters.
+    static func excerpt(_ text: String) -> String {
+        text.count <= 64 ? text : text.prefix(64) + "…"
     }
 }

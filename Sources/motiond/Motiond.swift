@@ -49,7 +49,45 @@ struct Motiond: ParsableCommand, Sendable {
     @Flag(inversion: .prefixedNo, help: "Wake up at least once per interval of the fastest stream when that is shorter than --batch-duration, so that records wait at most that long in the device's buffer (one sample per wake-up at a 1 kHz stream). --no-low-latency always takes --batch-duration of samples per wake-up (less CPU time).")
     var lowLatency = true
 
+    @Option(help: "Streams one client connection may have open at once.")
+    var maxStreamsPerClient = ServiceLimits().streamsPerClient
+
+    @Option(help: "Streams one user (uid) may have open at once, over all their connections.")
+    var maxStreamsPerUser = ServiceLimits().streamsPerUser
+
+    @Option(help: "Streams open at once in all (each is a file descriptor; lowered to fit the process's open-file limit).")
+    var maxStreams = ServiceLimits().streams
+
+    @Option(help: "Records one user's streams may buffer for slow readers, in all (each stream's buffer counts in full).")
+    var maxBufferedRecordsPerUser = ServiceLimits().bufferedRecordsPerUser
+
+    @Option(help: "polkit checks waiting for an answer per user (per client: 4; in all: 4 × this).")
+    var maxPolkitChecksPerUser = ServiceLimits().pendingChecksPerUser
+
+    /// The limits the options give.
+    var limits: ServiceLimits {
+        var limits = ServiceLimits()
+        limits.streamsPerClient = maxStreamsPerClient
+        limits.streamsPerUser = maxStreamsPerUser
+        limits.streams = maxStreams
+        limits.bufferedRecordsPerUser = maxBufferedRecordsPerUser
+        limits.pendingChecksPerUser = maxPolkitChecksPerUser
+        limits.pendingChecks = 4 * maxPolkitChecksPerUser
+        return limits
+    }
+
     func validate() throws {
+        for (name, value) in [
+            ("--max-streams-per-client", maxStreamsPerClient), ("--max-streams-per-user", maxStreamsPerUser),
+            ("--max-streams", maxStreams), ("--max-buffered-records-per-user", maxBufferedRecordsPerUser),
+            ("--max-polkit-checks-per-user", maxPolkitChecksPerUser),
+        ] where value < 1 || value > 1_000_000 {
+            throw ValidationError("\(name) must be a whole number from 1 to 1000000, not \(value)")
+        }
+        if maxPolkitChecksPerUser > 25 {
+            throw ValidationError(
+                "--max-polkit-checks-per-user must be at most 25: the bus lets the service wait for 128 replies at once")
+        }
         guard claimTimeout > 0, claimTimeout.isFinite else {
             throw ValidationError("--claim-timeout must be a positive number of seconds, not \(claimTimeout)")
         }
@@ -65,7 +103,7 @@ struct Motiond: ParsableCommand, Sendable {
             device: device, includeBase: includeBase, orientationRules: orientationRules,
             stateDirectory: directory?.split(separator: ":").first.map(String.init), replace: replace,
             claimTimeout: claimTimeout, highRateGroup: highRateGroup, polkit: polkit, batchDuration: batchDuration,
-            lowLatency: lowLatency)
+            lowLatency: lowLatency, limits: limits)
         do {
             try await MotionDaemon.run(configuration) { line in Self.log(line) }
         } catch {

@@ -122,9 +122,16 @@ struct StreamTests {
 
             let cases: [(String, Double, String, [(String, DBusValue)], String)] = [
                 ("gravity", 0.1, "csv", [], "unknown stream kind 'gravity': use samples, device-motion, shake, orientation"),
-                ("samples", 0, "csv", [], "the interval must be a positive number of seconds, not 0.0"),
-                ("samples", -1, "csv", [], "the interval must be a positive number of seconds, not -1.0"),
-                ("samples", .nan, "csv", [], "the interval must be a positive number of seconds"),
+                ("samples", 0, "csv", [], "the interval must be a number of seconds above 0 and at most 3600.0, not 0.0"),
+                ("samples", -1, "csv", [], "above 0 and at most 3600.0, not -1.0"),
+                ("samples", .nan, "csv", [], "above 0 and at most 3600.0, not nan"),
+                // A 10¹¹ s interval once stopped the service (a rate of 10⁻¹¹ Hz overflowed the poll period).
+                ("samples", 1e11, "csv", [], "above 0 and at most 3600.0, not 100000000000.0"),
+                ("samples", .infinity, "csv", [], "above 0 and at most 3600.0, not inf"),
+                ("samples", 0.1, "csv", (0..<9).map { ("k\($0)", .boolean(true)) }, "9 options: at most 8"),
+                ("samples", 0.1, "csv", [("buffer", .uint32(8)), ("buffer", .uint32(8))], "the option 'buffer' is given twice"),
+                ("samples", 0.1, "csv", [("sensors", .strings(["accel", "accel", "accel", "accel"]))], "lists 4 names: at most 3"),
+                (String(repeating: "x", count: 4000), 0.1, "csv", [], "unknown stream kind '\(String(repeating: "x", count: 64))…'"),
                 ("samples", 0.1, "xml", [], "unknown format 'xml': use csv or jsonl"),
                 ("shake", 0.1, "csv", [], "shake events have no CSV form: use jsonl"),
                 ("samples", 0.1, "csv", [("sensors", .strings(["baro"]))], "unknown sensor 'baro': use accel, gyro or mag"),

@@ -1,0 +1,29 @@
+/// What one client, or one user, may hold of the service at once (`Docs/Service.md`, "Limits"). A request over a
+/// limit is refused with `org.freedesktop.DBus.Error.LimitsExceeded` naming it; nobody else notices.
+///
+/// A client is one bus connection (its unique name); a user is a uid, over all their connections (the system bus
+/// lets one uid have 256 connections). Root is held to the same stream limits: the limits protect the service's
+/// descriptors and memory, not a right.
+package struct ServiceLimits: Sendable, Hashable {
+    /// Open streams per client.
+    package var streamsPerClient = 16
+    /// Open streams per user.
+    package var streamsPerUser = 64
+    /// Open streams in all: each holds one descriptor of the service's (`LimitNOFILE=`).
+    package var streams = 1024
+    /// Records that one user's streams may buffer for slow readers, in all (each stream's `buffer` option, 1024 by
+    /// default, counts in full): 65,536 records, about 10 MB.
+    package var bufferedRecordsPerUser = 65536
+    /// polkit checks waiting for an answer: per client, per user, and in all (the system bus lets a connection
+    /// wait for 128 replies at once; this keeps room for everyone else's).
+    package var pendingChecksPerClient = 4
+    package var pendingChecksPerUser = 16
+    package var pendingChecks = 64
+    /// Calls that may wait on one pending polkit check (the same client asking the same thing again).
+    package var callsPerPendingCheck = 16
+
+    package init() {}
+
+    /// Descriptors the service keeps for itself besides streams: the bus, devices, udev, the state file.
+    package static let reservedDescriptors = 256
+}
