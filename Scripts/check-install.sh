@@ -2,9 +2,10 @@
 # Installs into a staging folder with Scripts/install.sh and checks what a user gets: the binary runs, the man
 # page renders without warnings and documents every command with its units intact, the bash completion offers
 # subcommands and option values, and every file is where the install path says; for the service motiond: the
-# unit passes `systemd-analyze verify`, the sysusers file creates the user and groups, the D-Bus policy works on
-# a private bus with the system bus's default rules (root owns the names, others cannot, everyone may call),
-# and the staged motiond serves there under MemoryDenyWriteExecute's kernel equivalent. Used by .ci/run.
+# unit passes `systemd-analyze verify` and rates 2.0 or below in `systemd-analyze security`, the sysusers file
+# creates the user and groups, the D-Bus policy works on a private bus with the system bus's default rules (root
+# owns the names, others cannot, everyone may call), and the staged motiond serves there under
+# MemoryDenyWriteExecute's kernel equivalent. Used by .ci/run.
 # Needs root (it runs motiond as root and clients as nobody), dbus-daemon, busctl, systemd-analyze, setpriv.
 #
 # Usage: Scripts/check-install.sh [--staged DIR]
@@ -79,12 +80,21 @@ grep -qx 'ExecStart=/usr/bin/motiond' "$unit" || fail "motiond.service: ExecStar
     "/usr/bin/motiond: $(grep '^ExecStart' "$unit")"
 help="$(timeout 10 "$root/bin/motiond" --help 2>&1)" || fail "the staged motiond --help failed: $help"
 grep -q 'net.hadess.SensorProxy' <<< "$help" || fail "the staged motiond --help does not name net.hadess.SensorProxy"
-# A capture writes sysfs attributes and opens /dev/iio:deviceN: these settings would break it.
-for setting in ProtectKernelTunables PrivateDevices DevicePolicy ProtectClock PrivateNetwork; do
+# Settings that would break motiond (see the unit's comments): a private /dev never gets hotplugged devices, a
+# private network no udev events, and ProtectProc= and PrivateUsers= hide the callers' groups (high rates).
+for setting in PrivateDevices PrivateNetwork ProtectProc PrivateUsers; do
     if grep -q "^$setting=" "$unit"; then
-        fail "motiond.service sets $setting=, which stops the capture (see the unit's comments)"
+        fail "motiond.service sets $setting=, which breaks motiond (see the unit's comments)"
     fi
 done
+# A read-only /sys keeps a capture from writing its device's attributes, and a device policy without the IIO
+# devices from opening /dev/iio:deviceN.
+if grep -q '^ProtectKernelTunables=\(true\|yes\)' "$unit" && ! grep -qx 'ReadWritePaths=/sys/devices' "$unit"; then
+    fail "motiond.service has ProtectKernelTunables= without ReadWritePaths=/sys/devices: a capture writes there"
+fi
+if grep -q '^DevicePolicy=' "$unit" && ! grep -qx 'DeviceAllow=char-iio rw' "$unit"; then
+    fail "motiond.service has DevicePolicy= without DeviceAllow=char-iio rw: /dev/iio:deviceN would be refused"
+fi
 
 # systemd-analyze verify on the unit with ExecStart on the staged binary (verify checks that it is executable),
 # beside the system's units with iio-sensor-proxy.service masked, as Docs/Service.md has it. It exits 1 for some errors (a missing
@@ -96,6 +106,22 @@ ln -s /dev/null "$units/iio-sensor-proxy.service"
 if ! verify="$(SYSTEMD_UNIT_PATH="$units:" timeout 60 systemd-analyze verify "$units/motiond.service" 2>&1)" \
     || [ -n "$verify" ]; then
     fail "systemd-analyze verify motiond.service: ${verify:-exit status not 0}"
+fi
+# The same copy's exposure as `systemd-analyze security` rates it: 2.0 at most (iio-sensor-proxy's unit: 7.7).
+# --offline (systemd 250+) reads the file instead of asking a running systemd, which a container lacks.
+if ! systemd-analyze --help 2> /dev/null | grep -q -- '--offline'; then
+    message="systemd-analyze has no --offline (systemd 250+): the exposure level of motiond.service is not checked"
+    if [ "${CI:-}" = true ]; then fail "$message"; else echo "check-install: $message" >&2; fi
+else
+    security="$(SYSTEMD_UNIT_PATH="$units:" timeout 60 systemd-analyze security --offline=true --no-pager \
+        "$units/motiond.service" 2>&1 || true)"
+    exposure="$(sed -n 's/.*Overall exposure level for motiond\.service: \([0-9][0-9.]*\).*/\1/p' <<< "$security")"
+    if [ -z "$exposure" ]; then
+        fail "systemd-analyze security --offline=true gave no exposure level for motiond.service: $security"
+    elif awk -v exposure="$exposure" 'BEGIN { exit !(exposure > 2.0) }'; then
+        fail "systemd-analyze security rates motiond.service $exposure, above 2.0; exposed:" \
+            "$(grep '✗' <<< "$security")"
+    fi
 fi
 
 # The sysusers file, applied to an empty root: user motiond in group iio, groups iio and motion.
