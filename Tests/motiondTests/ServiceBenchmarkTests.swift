@@ -63,6 +63,16 @@ struct ServiceBenchmarkTests {
         return (i / 5, kind, intervals[i % 5], format)
     }
 
+    /// The 64 streams of the delivery-fidelity benchmark (issue 27), on 16 connections of 4: intervals from 1 ms
+    /// to 1 s, each connection one kind and format, the four kinds and formats taking turns.
+    static let fidelityStreams: [(connection: Int, kind: String, interval: Double, format: String)] = (0..<64).map { i in
+        let intervals = [0.001, 0.002, 0.005, 0.01, 0.02, 0.04, 0.05, 0.1, 0.2, 0.25, 0.5, 1, 0.001, 0.003, 0.01, 0.1]
+        let kinds = [("samples", "csv"), ("samples", "jsonl"), ("device-motion", "csv"), ("device-motion", "jsonl")]
+        let connection = i / 4
+        let (kind, format) = kinds[connection % 4]
+        return (connection, kind, intervals[(i + connection) % intervals.count], format)
+    }
+
     /// Starts the service; throws when it does not serve within 20 s.
     static func startService(_ bus: PrivateSystemBus) async throws -> ChildProcess {
         let service = try bus.start(executable, arguments)
@@ -75,6 +85,17 @@ struct ServiceBenchmarkTests {
 
     @Test("50 streams at mixed intervals from one 1 kHz device: CPU shares and latency")
     func streams() async throws {
+        try await measure(Self.streams)
+    }
+
+    @Test("64 streams at intervals from 1 ms to 1 s on 16 connections: every record, at its rate, CPU and latency")
+    func fidelity() async throws {
+        try await measure(Self.fidelityStreams)
+    }
+
+    /// Opens `streams` on a 1 kHz device, feeds it for the window, reads every stream, and prints the figures:
+    /// CPU shares, latency, and per interval the records, the rate against 1/I and the records lost.
+    func measure(_ streams: [(connection: Int, kind: String, interval: Double, format: String)]) async throws {
         try await Testbed.run { testbed in
             let path = try testbed.add(Self.imu())
             let bus = try await PrivateSystemBus()
@@ -83,9 +104,9 @@ struct ServiceBenchmarkTests {
             defer { service.stop() }
             let pid = service.process.processIdentifier
             var clients: [BusClient] = []
-            for _ in 0..<10 { clients.append(try await BusClient(address: bus.address)) }
+            for _ in 0..<(streams.map(\.connection).max()! + 1) { clients.append(try await BusClient(address: bus.address)) }
             var readers: [StreamReader] = []
-            for stream in Self.streams {
+            for stream in streams {
                 readers.append(
                     try await clients[stream.connection].openStream(
                         stream.kind, interval: stream.interval, format: stream.format))
@@ -126,7 +147,7 @@ struct ServiceBenchmarkTests {
 
             var dropped: UInt64 = 0
             var delivered: UInt64 = 0
-            for (stream, streamReader) in zip(Self.streams, readers) {
+            for (stream, streamReader) in zip(streams, readers) {
                 let counts = try await clients[stream.connection].call("StreamStatistics", [.uint32(streamReader.id)])
                 if counts.count == 2, case .uint64(let d) = counts[0], case .uint64(let x) = counts[1] {
                     delivered += d
@@ -152,12 +173,25 @@ struct ServiceBenchmarkTests {
                     percentile(0.5) * 1e3, percentile(0.9) * 1e3, percentile(0.99) * 1e3, percentile(0.999) * 1e3,
                     (latencies.last ?? .nan) * 1e3, latencies.filter { $0 > 0.001 }.count),
             ]
-            for interval in [0.001, 0.005, 0.01, 0.02, 0.1] {
-                let values = zip(reader.latenciesByStream.indices, reader.latenciesByStream)
-                    .filter { Self.streams[$0.0].interval == interval }.flatMap(\.1).sorted()
+            for interval in Set(streams.map(\.interval)).sorted() {
+                let indices = streams.indices.filter { streams[$0].interval == interval }
+                let values = indices.flatMap { reader.latenciesByStream[$0] }.sorted()
                 guard !values.isEmpty else { continue }
-                lines.append(String(format: "  interval %.3f s: %d records, p50 %.3f ms, p99 %.3f ms",
-                    interval, values.count, values[values.count / 2] * 1e3, values[min(values.count - 1, values.count * 99 / 100)] * 1e3))
+                // The rate: mean spacing of each stream's records against max(I, the device's period); the records
+                // lost: those the grid had (the span over that spacing) that did not come.
+                let period = max(interval, 0.001)
+                var worstRateError = 0.0
+                var lost = 0
+                for index in indices {
+                    let times = reader.timestampsByStream[index]
+                    guard times.count > 1 else { continue }
+                    let spacing = (times.last! - times.first!) / Double(times.count - 1)
+                    worstRateError = max(worstRateError, abs(spacing / period - 1))
+                    lost += max(0, Int(((times.last! - times.first!) / period).rounded()) + 1 - times.count)
+                }
+                lines.append(String(format: "  interval %.3f s: %d streams, %d records, p50 %.3f ms, p99 %.3f ms; rate within %.3f %% of 1/max(I, 1 ms); records missing from the grid %d",
+                    interval, indices.count, values.count, values[values.count / 2] * 1e3,
+                    values[min(values.count - 1, values.count * 99 / 100)] * 1e3, 100 * worstRateError, lost))
             }
             let report = lines.joined(separator: "\n")
             print(report)
@@ -361,6 +395,8 @@ final class LatencyReader: @unchecked Sendable {
     let lineCount = Atomic<Int>(0)
     var latencies: [Double] = []
     var latenciesByStream: [[Double]]
+    /// Each stream's record times (`t`) read in the window.
+    var timestampsByStream: [[Double]]
     var droppedEvents = 0
     var cpu = 0.0
 
@@ -369,6 +405,7 @@ final class LatencyReader: @unchecked Sendable {
         self.phase = phase
         self.recordLatency = recordLatency
         latenciesByStream = Array(repeating: [], count: descriptors.count)
+        timestampsByStream = Array(repeating: [], count: descriptors.count)
         latencies.reserveCapacity(4_000_000)
     }
 
@@ -411,6 +448,7 @@ final class LatencyReader: @unchecked Sendable {
                             } else {
                                 latencies.append(readAt - t)
                                 latenciesByStream[index].append(readAt - t)
+                                timestampsByStream[index].append(t)
                             }
                         }
                         start = lineEnd + 1
