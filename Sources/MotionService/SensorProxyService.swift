@@ -153,7 +153,9 @@ final class SensorProxyService {
             try self.claim(sensor, call)  // the compass is open to any user, as iio-sensor-proxy 3.6+ (geoclue)
         } else if claim {
             // Who may claim: polkit (claim-sensor), asked without blocking; the claim goes on once allowed.
-            authorizer.authorizeClaim(for: call.sender) { [weak self] refusal in
+            // iio-sensor-proxy 3.4+'s action, as its clients' and the distributions' polkit rules expect.
+            authorizer.authorizeClaim(for: call.sender, action: PolkitAuthorizer.sensorProxyClaimSensor) {
+                [weak self] refusal in
                 if let refusal {
                     call.fail(refusal)
                     return
