@@ -2,6 +2,7 @@ import Motion
 import MotionAlgorithms
 import MotionCore
 import MotionDBus
+import MotionIIO
 
 #if canImport(Glibc)
 import Glibc
@@ -53,6 +54,8 @@ final class SensorProxyService {
     private var hasValue: Set<ProxySensor> = []
     private var feeds: [ProxySensor: Task<Void, Never>] = [:]
     private var generation = 0
+    /// The sysfs folders of the devices readied as iio-sensor-proxy opens them (``prepareDevices()``).
+    private var prepared: Set<String> = []
 
     init(
         connection: DBusConnection, manager: MotionManager, rules: OrientationRules, claimTimeout: Double,
@@ -66,6 +69,25 @@ final class SensorProxyService {
         self.log = log
         hasAccelerometer = manager.isAccelerometerAvailable
         hasCompass = manager.availableAttitudeReferenceFrames.contains(.xMagneticNorthZVertical)
+        prepareDevices()
+    }
+
+    /// Readies each accelerometer and magnetometer served that was not readied yet, as iio-sensor-proxy does
+    /// when it opens its devices, at its start (before it takes its bus name) and when one is plugged in: a
+    /// sampling frequency below 10 Hz raised to the nearest available at or above 10 Hz, and the scan elements
+    /// of a buffered device enabled with its buffer left off (`CaptureSource.prepareAsIioSensorProxy()`).
+    /// Its clients and its test suite see the device as it would leave it, before any claim.
+    func prepareDevices() {
+        guard let selection = manager.source.deviceSelection,
+            let devices = try? IIODeviceDiscovery.devices(includeBase: selection.includeBase)
+        else { return }
+        let sources = DeviceSelector(selection.selector).sources(from: devices, sensors: [.accelerometer, .magnetometer])
+        prepared.formIntersection(devices.map(\.sysfsPath))  // a device gone and back is readied again
+        for source in sources where prepared.insert(source.device.sysfsPath).inserted {
+            for warning in source.prepareAsIioSensorProxy() {
+                log("\(source.device.id) (\(source.device.name)): \(warning)")
+            }
+        }
     }
 
     /// Serves both objects.
@@ -94,6 +116,7 @@ final class SensorProxyService {
     /// `HasCompass` is announced to every listener, as monitor-sensor's "Accelerometer appeared/disappeared";
     /// a sensor that disappears reads `undefined` (or −1), and one that appears while claimed starts.
     func devicesChanged() {
+        prepareDevices()
         let accelerometer = manager.isAccelerometerAvailable
         let compass = manager.availableAttitudeReferenceFrames.contains(.xMagneticNorthZVertical)
         if accelerometer != hasAccelerometer {

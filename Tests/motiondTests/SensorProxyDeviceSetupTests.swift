@@ -1,0 +1,70 @@
+import Foundation
+import IIOTestbed
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What motiond does as iio-sensor-proxy does, where iio-sensor-proxy's own suite looks
+/// (Scripts/check-sensor-proxy-suite.sh runs that suite): the devices readied at start, before any claim; its test
+/// sensors and recorded scans; `--replace` against Debian's iio-sensor-proxy 3.0.
+@Suite("motiond readies devices and takes its name as iio-sensor-proxy", .serialized, .requires(.umockdevPreload, .dbusClients))
+struct SensorProxyDeviceSetupTests {
+    /// A polled accelerometer at `frequency`, with `available` frequencies when given, and a private bus.
+    static func polled(_ testbed: Testbed, frequency: String, available: String?) async throws -> ServiceFixture {
+        var device = EmulatedDevice.iio(name: "bma250", number: 0, parent: "/devices/platform/bma250", node: nil)
+        device.addSensor("accel", raw: (0, -1024, 0), scale: "0.009576")
+        device.set("sampling_frequency", frequency)
+        if let available { device.set("sampling_frequency_available", available) }
+        let path = try testbed.add(device)
+        return ServiceFixture(testbed: testbed, bus: try await PrivateSystemBus(), accelerometer: path)
+    }
+
+    @Test(
+        "At start, before any claim, a sampling frequency below 10 Hz is raised to the nearest available at or above 10 Hz",
+        arguments: [
+            ("5.2", nil, "10"),
+            ("5.2", "3 6 12 25 50 100 200 400 800 1600", "12"),
+            ("5.2", "800.000000 400.000000 200.000000 100.000000 50.000000 12.500000 6.250000 1.560000", "12.5"),
+            ("0", "1 5 8", "8"),
+            ("25", "1 10 25 50", "25\n"),  // 10 Hz or more: not written (the testbed's file, newline included)
+        ] as [(String, String?, String)])
+    func rateAtStart(frequency: String, available: String?, expected: String) async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await Self.polled(testbed, frequency: frequency, available: available)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            // Written before the bus name is taken: exactly the value, as iio-sensor-proxy writes it.
+            #expect(testbed.rawAttribute(fixture.accelerometer, "sampling_frequency") == expected)
+        }
+    }
+
+    @Test("At start, a buffered accelerometer's scan elements are enabled and its buffer left off until a claim")
+    func scanElementsAtStart() async throws {
+        try await Testbed.run { testbed in
+            var device = EmulatedDevice.lis3dh().bufferOnly
+            device.set("sampling_frequency", "5")
+            let path = try testbed.add(device)
+            try testbed.add(.lis3dhTrigger)
+            let fixture = ServiceFixture(testbed: testbed, bus: try await PrivateSystemBus(), accelerometer: path)
+            defer { fixture.stop() }
+            #expect(testbed.attribute(path, "scan_elements/in_accel_x_en") == "0")
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            for channel in ["accel_x", "accel_y", "accel_z", "timestamp"] {
+                #expect(testbed.attribute(path, "scan_elements/in_\(channel)_en") == "1", "\(channel)")
+            }
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+            #expect(testbed.rawAttribute(path, "sampling_frequency") == "10")
+        }
+    }
+}
+
+extension Testbed {
+    /// The attribute file's exact contents (trailing newline included): what a writer left there.
+    func rawAttribute(_ sysfsPath: String, _ name: String) -> String? {
+        try? String(contentsOfFile: rootDirectory + sysfsPath + "/" + name, encoding: .utf8)
+    }
+}
