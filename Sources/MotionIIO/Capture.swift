@@ -130,6 +130,9 @@ public final class IIOCapture {
                 }
                 if !buffered {
                     opened.append(try PolledReader(source: source, configuration: configuration))
+                } else if let file = ScanFileReader.dataFile {
+                    // iio-sensor-proxy's test suite: its recorded scans, where iio-sensor-proxy reads them.
+                    opened.append(try ScanFileReader(source: source, configuration: configuration, file: file))
                 } else if configuration.mode == .automatic && source.canPoll {
                     do {
                         opened.append(try BufferedReader(source: source, configuration: configuration))

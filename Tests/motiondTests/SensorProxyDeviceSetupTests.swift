@@ -60,6 +60,30 @@ struct SensorProxyDeviceSetupTests {
             #expect(testbed.rawAttribute(path, "sampling_frequency") == "10")
         }
     }
+
+    @Test("Recorded scans in $UMOCKDEV_DIR/iio-dev-data.bin are read in place of a buffered device's node, as iio-sensor-proxy's")
+    func recordedScans() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let file = testbed.rootDirectory + "/iio-dev-data.bin"
+            defer { unlink(file) }
+            func record(_ x: Int64, _ y: Int64) throws {
+                try Data(ServiceFixture.encoder.encode(rows: [[x, y, 0, 1_000_000_000]])).write(to: URL(fileURLWithPath: file))
+            }
+            try record(0, -1024)
+            let service = try await fixture.startService(["--orientation-rules", "iio-sensor-proxy"])
+            defer { service.stop() }
+            let monitor = try fixture.bus.start("/usr/bin/monitor-sensor")
+            defer { monitor.stop() }
+            #expect(await eventually { MonitorSensor.orientations(in: monitor.text).last == "normal" }, "\(monitor.text)")
+            try record(1024, 0)
+            #expect(await eventually { MonitorSensor.orientations(in: monitor.text).last == "left-up" }, "\(monitor.text)")
+            unlink(file)  // no file: the last orientation stands
+            try await Task.sleep(for: .milliseconds(1500))
+            #expect(MonitorSensor.orientations(in: monitor.text).last == "left-up")
+        }
+    }
 }
 
 extension Testbed {
