@@ -26,6 +26,21 @@ enum ProxySensor: String, CaseIterable, Sendable {
     case compass = "Compass"
 }
 
+/// iio-sensor-proxy's test sensors (its `drv-fake-compass.c` and `drv-fake-light.c`), which its integration suite
+/// turns on with environment variables: with `FAKE_COMPASS` set, a compass at 10°, turning 10° a second while
+/// claimed; with `FAKE_LIGHT_SENSOR` set, a light sensor at 0 lux, 1 lux more a second while claimed (counting on
+/// from one claim to the next). iio-sensor-proxy attaches them to an input device named "Power Button"; motiond
+/// needs none. Nothing else serves a light sensor.
+struct FakeSensors: Sendable {
+    var compass = false
+    var light = false
+
+    /// From `FAKE_COMPASS` and `FAKE_LIGHT_SENSOR`.
+    static var fromEnvironment: FakeSensors {
+        FakeSensors(compass: getenv("FAKE_COMPASS") != nil, light: getenv("FAKE_LIGHT_SENSOR") != nil)
+    }
+}
+
 /// `net.hadess.SensorProxy` served from one `MotionManager`, on the D-Bus loop's thread.
 ///
 /// Semantics as iio-sensor-proxy 3.6+: a client claims a sensor (`Claim…`), and gets `PropertiesChanged`, sent
@@ -41,6 +56,7 @@ final class SensorProxyService {
     let claimTimeout: Double
     let log: @Sendable (String) -> Void
     let authorizer: PolkitAuthorizer
+    let fakes: FakeSensors
 
     private(set) var hasAccelerometer: Bool
     private(set) var hasCompass: Bool
@@ -48,6 +64,11 @@ final class SensorProxyService {
     private(set) var tilt = IIOSensorProxyTilt.undefined
     /// Degrees clockwise from magnetic north; −1 unknown.
     private(set) var heading = -1.0
+    /// Lux, from the fake light sensor only (``FakeSensors``).
+    private(set) var lightLevel = 0.0
+    /// The fake sensors' last values: they count on from one claim to the next, as iio-sensor-proxy's.
+    private var fakeHeading = 0.0
+    private var fakeLightLevel = -1.0
 
     private var claims: [ProxySensor: [String: DBusPeerWatch]] = [:]
     private var pending: [ProxySensor: [DBusMethodCall]] = [:]
@@ -59,16 +80,18 @@ final class SensorProxyService {
 
     init(
         connection: DBusConnection, manager: MotionManager, rules: OrientationRules, claimTimeout: Double,
-        authorizer: PolkitAuthorizer, log: @escaping @Sendable (String) -> Void
+        authorizer: PolkitAuthorizer, fakes: FakeSensors = .fromEnvironment,
+        log: @escaping @Sendable (String) -> Void
     ) {
         self.authorizer = authorizer
+        self.fakes = fakes
         self.connection = connection
         self.manager = manager
         self.rules = rules
         self.claimTimeout = claimTimeout
         self.log = log
         hasAccelerometer = manager.isAccelerometerAvailable
-        hasCompass = manager.availableAttitudeReferenceFrames.contains(.xMagneticNorthZVertical)
+        hasCompass = fakes.compass || manager.availableAttitudeReferenceFrames.contains(.xMagneticNorthZVertical)
         prepareDevices()
     }
 
@@ -118,7 +141,7 @@ final class SensorProxyService {
     func devicesChanged() {
         prepareDevices()
         let accelerometer = manager.isAccelerometerAvailable
-        let compass = manager.availableAttitudeReferenceFrames.contains(.xMagneticNorthZVertical)
+        let compass = fakes.compass || manager.availableAttitudeReferenceFrames.contains(.xMagneticNorthZVertical)
         if accelerometer != hasAccelerometer {
             hasAccelerometer = accelerometer
             var changed: [(String, DBusValue)] = [("HasAccelerometer", .boolean(accelerometer))]
@@ -154,9 +177,10 @@ final class SensorProxyService {
         case "HasAccelerometer": .boolean(hasAccelerometer)
         case "AccelerometerOrientation": .string(orientation.rawValue)
         case "AccelerometerTilt": .string(tilt.rawValue)
-        case "HasAmbientLight", "HasProximity", "ProximityNear": .boolean(false)
+        case "HasAmbientLight": .boolean(fakes.light)
+        case "HasProximity", "ProximityNear": .boolean(false)
         case "LightLevelUnit": .string("lux")
-        case "LightLevel": .double(0)
+        case "LightLevel": .double(lightLevel)
         default: .boolean(false)
         }
     }
@@ -235,7 +259,7 @@ final class SensorProxyService {
         }
     }
 
-    /// The sensors that run while claimed: the accelerometer, and the compass where there is one.
+    /// The sensors that run while claimed: the accelerometer, the compass where there is one, a fake light sensor.
     private func isRunning(_ sensor: ProxySensor) -> Bool { feeds[sensor] != nil }
 
     private func stopIfUnclaimed(_ sensor: ProxySensor) {
@@ -270,6 +294,16 @@ final class SensorProxyService {
                             reading: reading, previous: service.orientation),
                         tilt: IIOSensorProxyReference.tilt(reading: reading))
                 }
+        case .compass where fakes.compass:
+            feeds[sensor] = Self.fakeFeed(bound, .compass) { service in
+                service.fakeHeading = service.fakeHeading + 10 >= 360 ? 0 : service.fakeHeading + 10
+                service.update(heading: service.fakeHeading)
+            }
+        case .light where fakes.light:
+            feeds[sensor] = Self.fakeFeed(bound, .light) { service in
+                service.fakeLightLevel += 1
+                service.update(lightLevel: service.fakeLightLevel)
+            }
         case .compass where hasCompass:
             feeds[sensor] = Self.feed(
                 manager.deviceMotionUpdates(using: .xMagneticNorthZVertical, interval: 0.1), into: bound, sensor
@@ -293,6 +327,22 @@ final class SensorProxyService {
                 }
             } catch {
                 bound.loop.execute { bound.value.feedFailed(sensor, error) }
+            }
+        }
+    }
+
+    /// A fake sensor's values (``FakeSensors``): `tick` at once, then each second, on the loop, while it runs.
+    private static func fakeFeed(
+        _ bound: LoopBound<SensorProxyService>, _ sensor: ProxySensor,
+        _ tick: @escaping @Sendable (SensorProxyService) -> Void
+    ) -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                bound.loop.execute {
+                    guard bound.value.feeds[sensor] != nil else { return }
+                    tick(bound.value)
+                }
+                try? await Task.sleep(for: .seconds(1))
             }
         }
     }
@@ -364,6 +414,16 @@ final class SensorProxyService {
         notify(
             .compass, path: SensorProxyInterface.compassPath, SensorProxyInterface.compassInterfaceName,
             moved ? [("CompassHeading", .double(heading))] : [])
+    }
+
+    private func update(lightLevel newLevel: Double) {
+        guard feeds[.light] != nil else { return }
+        let changed = newLevel != lightLevel
+        lightLevel = newLevel
+        firstValue(.light)
+        notify(
+            .light, path: SensorProxyInterface.path, SensorProxyInterface.busName,
+            changed ? [("LightLevel", .double(lightLevel))] : [])
     }
 
     private func firstValue(_ sensor: ProxySensor) {

@@ -61,6 +61,36 @@ struct SensorProxyDeviceSetupTests {
         }
     }
 
+    @Test("FAKE_COMPASS and FAKE_LIGHT_SENSOR: iio-sensor-proxy's test sensors, counting on while claimed")
+    func fakeSensors() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.make(testbed)
+            defer { fixture.stop() }
+            let service = try fixture.bus.start(
+                ServiceFixture.executable, [], extra: ["FAKE_COMPASS": "1", "FAKE_LIGHT_SENSOR": "1"])
+            defer { service.stop() }
+            #expect(try await service.wait(timeout: 20) { $0.contains("compass present") }, "\(service.text)")
+            let main = ["net.hadess.SensorProxy", "/net/hadess/SensorProxy"]
+            let compass = ["net.hadess.SensorProxy", "/net/hadess/SensorProxy/Compass"]
+            func get(_ object: [String], _ interface: String, _ property: String) async throws -> String {
+                try await fixture.bus.busctl(["get-property"] + object + [interface, property]).output
+            }
+            #expect(try await get(main, "net.hadess.SensorProxy", "HasAmbientLight") == "b true\n")
+            #expect(try await get(compass, "net.hadess.SensorProxy.Compass", "HasCompass") == "b true\n")
+
+            // A busctl claim is released when busctl leaves: each claim starts the sensor again, and its reply
+            // waits for the first value. The light counts on from one claim to the next.
+            for (claims, level) in ["d 0\n", "d 1\n"].enumerated() {
+                #expect(try await fixture.bus.busctl(["call"] + main + ["net.hadess.SensorProxy", "ClaimLight"]).status == 0)
+                #expect(try await get(main, "net.hadess.SensorProxy", "LightLevel") == level)
+                #expect(await eventually { service.text.components(separatedBy: "the light stopped").count == claims + 2 })
+            }
+            let claim = try await fixture.bus.busctl(["call"] + compass + ["net.hadess.SensorProxy.Compass", "ClaimCompass"])
+            #expect(claim.status == 0, "\(claim.output)")
+            #expect(try await get(compass, "net.hadess.SensorProxy.Compass", "CompassHeading") == "d 10\n")
+        }
+    }
+
     @Test("Recorded scans in $UMOCKDEV_DIR/iio-dev-data.bin are read in place of a buffered device's node, as iio-sensor-proxy's")
     func recordedScans() async throws {
         try await Testbed.run { testbed in
