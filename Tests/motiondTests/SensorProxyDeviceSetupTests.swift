@@ -114,6 +114,50 @@ struct SensorProxyDeviceSetupTests {
             #expect(MonitorSensor.orientations(in: monitor.text).last == "left-up")
         }
     }
+
+    @Test(
+        "--replace with Debian's iio-sensor-proxy 3.0, both ways: motiond says why it cannot, and keeps its name",
+        .requires(.iioSensorProxy))
+    func replaceIioSensorProxy() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.make(testbed)
+            defer { fixture.stop() }
+            func owner() async throws -> String {
+                try await fixture.bus.busctl([
+                    "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                    "GetConnectionUnixProcessID", "s", "net.hadess.SensorProxy",
+                ]).output
+            }
+
+            // iio-sensor-proxy 3.0 owns the name without allowing replacement: motiond --replace fails and says so.
+            let proxy = try fixture.bus.start("/usr/sbin/iio-sensor-proxy")
+            defer { proxy.stop() }
+            var owned = false
+            for _ in 0..<200 where !owned {
+                owned = try await owner() == "u \(proxy.process.processIdentifier)\n"
+                if !owned { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(owned, "\(proxy.text)")
+            let refused = try fixture.bus.start(ServiceFixture.executable, ["--replace"])
+            defer { refused.stop() }
+            #expect(try await refused.waitForExit(timeout: 20) == 1, "\(refused.text)")
+            #expect(refused.text.contains("is owned by /usr/sbin/iio-sensor-proxy (pid \(proxy.process.processIdentifier))")
+                || refused.text.contains("is owned by iio-sensor-prox (pid \(proxy.process.processIdentifier))"), "\(refused.text)")
+            #expect(refused.text.contains("which does not let another process take it over"), "\(refused.text)")
+            #expect(refused.text.contains("systemctl stop iio-sensor-proxy"), "\(refused.text)")
+            #expect(try await owner() == "u \(proxy.process.processIdentifier)\n")
+            proxy.stop()
+
+            // motiond owns it: iio-sensor-proxy 3.0 (which has no --replace) leaves at once, and motiond serves on.
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let late = try fixture.bus.start("/usr/sbin/iio-sensor-proxy", ["--replace"])
+            defer { late.stop() }
+            #expect(try await late.waitForExit(timeout: 20) == 0, "\(late.text)")
+            #expect(try await owner() == "u \(service.process.processIdentifier)\n")
+            #expect(!service.text.contains("another process took"))
+        }
+    }
 }
 
 extension Testbed {
