@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs iio-sensor-proxy's own upstream integration suite (release 3.9, in ../shared/reference/iio-sensor-proxy-tests)
-# against motiond, as its drop-in: every accelerometer case, the compass case, and the claims they make. Its own
+# against motiond, as its drop-in: every accelerometer case of the IIO drivers, the compass case, and the fake
+# light sensor's claim case (the claims of net.hadess.SensorProxy are made in all of them). Its own
 # tests decide, with one exception: assertions on iio-sensor-proxy's debug log text (`have_text_in_log(...)`,
 # such as "Found IIO poll accelerometer") are about its messages, not its behaviour, and are not checked (a
 # runner module below replaces have_text_in_log by a value that matches anything and lists what it skipped).
@@ -20,7 +21,9 @@
 #   --shared DIR    the shared folder (default: ../shared)
 #   CASE…           test_… names (default: the list below)
 # Needs (Scripts/install-system-packages.sh test): umockdev, gir1.2-umockdev-1.0, python3-gi, python3-dbus,
-# python3-dbusmock, python3-psutil, dbus-daemon, iio-sensor-proxy (for monitor-sensor). Takes about 40 s.
+# python3-dbusmock, python3-psutil, dbus-daemon, iio-sensor-proxy (for monitor-sensor). Takes about 12 s.
+# Not run: the light and proximity cases of real drivers (hwmon, IIO, input) and the input-subsystem accelerometer
+# (test_input_accel): motiond reads IIO motion sensors only, and reports light and proximity absent.
 # Prints one line per case and a count; exits 1 when a case fails, 69 when the suite or a package is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +48,8 @@ if [ ${#cases[@]} -eq 0 ]; then
         test_unrequested_readings
         # compass
         test_fake_compass
+        # light (iio-sensor-proxy's fake light sensor): claims and their release
+        test_fake_light
     )
 fi
 
