@@ -14,7 +14,7 @@ package enum PolkitUse: String, Sendable, CaseIterable {
 /// Asks polkit (`org.freedesktop.PolicyKit1.Authority.CheckAuthorization`) whether a caller may do an action,
 /// without blocking the D-Bus loop, and without interaction (a caller who would have to authenticate is refused).
 final class PolkitAuthorizer {
-    /// Claiming a sensor or opening a stream: by default the active session's user (iio-sensor-proxy's
+    /// Opening a stream on `org.swiftmotion.Motion1`: by default the active session's user (iio-sensor-proxy's
     /// `net.hadess.SensorProxy.claim-sensor` defaults).
     static let claimSensor = "org.swiftmotion.Motion1.claim-sensor"
     /// Claiming a sensor through `net.hadess.SensorProxy`: iio-sensor-proxy 3.4+'s own action, which the
