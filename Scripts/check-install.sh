@@ -71,7 +71,7 @@ cmp -s Support/polkit/org.swiftmotion.Motion1.policy "$polkit_policy" || fail "m
 # The actions motiond asks polkit about (Sources/MotionService/PolkitAuthorizer.swift) are the ones declared.
 declared="$(python3 -c 'import sys, xml.etree.ElementTree as t; print(" ".join(sorted(a.get("id") for a in t.parse(sys.argv[1]).getroot().iter("action"))))' "$polkit_policy" 2>&1)" \
     || fail "polkit actions do not parse: $declared"
-[ "$declared" = "org.swiftmotion.Motion1.claim-sensor org.swiftmotion.Motion1.high-rate" ] \
+[ "$declared" = "net.hadess.SensorProxy.claim-sensor org.swiftmotion.Motion1.claim-sensor org.swiftmotion.Motion1.high-rate" ] \
     || fail "polkit actions declared: $declared"
 for name in net.hadess.SensorProxy org.swiftmotion.Motion1; do
     cmp -s "Support/dbus/$name.service" "$activation/$name.service" || fail "missing D-Bus activation $name.service"

@@ -59,6 +59,9 @@ static inline uint64_t swift_motion_creds_euid(void) { return SD_BUS_CREDS_EUID;
 static inline uint64_t swift_motion_creds_augment(void) { return SD_BUS_CREDS_AUGMENT; }
 static inline uint64_t swift_motion_creds_egid(void) { return SD_BUS_CREDS_EGID; }
 static inline uint64_t swift_motion_creds_supplementary_gids(void) { return SD_BUS_CREDS_SUPPLEMENTARY_GIDS; }
+static inline uint64_t swift_motion_creds_pid(void) { return SD_BUS_CREDS_PID; }
+static inline uint64_t swift_motion_creds_comm(void) { return SD_BUS_CREDS_COMM; }
+static inline uint64_t swift_motion_creds_exe(void) { return SD_BUS_CREDS_EXE; }
 static inline const sd_bus_error swift_motion_error_null(void) {
     sd_bus_error error = SD_BUS_ERROR_NULL;
     return error;

@@ -105,6 +105,13 @@ public struct MotionSource: Sendable, CustomStringConvertible {
             kind: .sequence({ AnyIterator(samples.makeIterator()) }, description: "\(Samples.self)"), pacing: pacing)
     }
 
+    /// A live-device source's selector and whether it includes base accelerometers (`nil` for other sources):
+    /// for motiond, which readies the devices it serves as iio-sensor-proxy does.
+    package var deviceSelection: (selector: String, includeBase: Bool)? {
+        if case .device(let selector, let includeBase, _) = kind { return (selector, includeBase) }
+        return nil
+    }
+
     /// `true` for live devices and streams, `false` for recordings.
     public var isLive: Bool {
         switch kind {

@@ -130,10 +130,19 @@ package final class DBusConnection {
         if status >= 0 { return }
         switch -status {
         case EEXIST, EALREADY:
+            let owner = ownerDescription(of: name)
+            // With --replace, the owner does not allow replacement: iio-sensor-proxy 3.0 (Debian 12) owns its name
+            // so; 3.1 and later, and motiond, allow it.
             throw MotionError(
                 .unsupported,
-                "the bus name \(name) is owned by another process; stop it, or take the name over with --replace "
-                    + "if that owner allows replacement", underlying: SystemErrno(-status))
+                replaceExisting
+                    ? "the bus name \(name) is owned by \(owner), which does not let another process take it over "
+                        + "(iio-sensor-proxy 3.0 does not; 3.1 and later, and motiond, do): --replace cannot take it; "
+                        + "stop that process first (for iio-sensor-proxy: systemctl stop iio-sensor-proxy, and "
+                        + "systemctl mask iio-sensor-proxy to keep it stopped), then start again"
+                    : "the bus name \(name) is owned by \(owner); stop it, or take the name over with --replace "
+                        + "(iio-sensor-proxy 3.1 and later, and motiond, allow it; iio-sensor-proxy 3.0 does not)",
+                underlying: SystemErrno(-status))
         case EACCES, EPERM:
             throw MotionError(
                 .permissionDenied,
@@ -144,6 +153,25 @@ package final class DBusConnection {
         }
     }
     private var nameLostHandlers: [String: () -> Void] = [:]
+
+    /// `/usr/sbin/iio-sensor-proxy (pid 1234)` for the owner of `name`, from the bus and `/proc` (its command name,
+    /// 15 characters at most, when its executable cannot be read); `another process` when neither can be had.
+    private func ownerDescription(of name: String) -> String {
+        var creds: OpaquePointer?
+        let mask = swift_motion_creds_pid() | swift_motion_creds_exe() | swift_motion_creds_comm()
+            | swift_motion_creds_augment()
+        guard sd_bus_get_name_creds(bus, name, mask, &creds) >= 0 else { return "another process" }
+        defer { sd_bus_creds_unref(creds) }
+        var pid: pid_t = 0
+        var text: UnsafePointer<CChar>? = nil
+        var process = "another process"
+        if sd_bus_creds_get_exe(creds, &text) >= 0, let text {
+            process = String(cString: text)
+        } else if sd_bus_creds_get_comm(creds, &text) >= 0, let text {
+            process = String(cString: text)
+        }
+        return process + (sd_bus_creds_get_pid(creds, &pid) >= 0 ? " (pid \(pid))" : "")
+    }
 
     /// Serves `interface` at `path`: `method` handles its calls (reply with ``DBusMethodCall/reply(_:)``, now or
     /// later on the loop, or throw ``DBusErrorReply``), `property` gives a property's current value by name.

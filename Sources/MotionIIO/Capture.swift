@@ -130,6 +130,9 @@ public final class IIOCapture {
                 }
                 if !buffered {
                     opened.append(try PolledReader(source: source, configuration: configuration))
+                } else if let file = ScanFileReader.dataFile {
+                    // iio-sensor-proxy's test suite: its recorded scans, where iio-sensor-proxy reads them.
+                    opened.append(try ScanFileReader(source: source, configuration: configuration, file: file))
                 } else if configuration.mode == .automatic && source.canPoll {
                     do {
                         opened.append(try BufferedReader(source: source, configuration: configuration))
@@ -360,6 +363,45 @@ extension CaptureSource {
     /// Whether every chosen sensor has `in_<type>_<axis>_raw` attributes to poll.
     var canPoll: Bool {
         sensors.allSatisfy { kind in device.sensor(kind)?.hasRawAttributes == true }
+    }
+}
+
+// MARK: - A device readied as iio-sensor-proxy opens it
+
+extension CaptureSource {
+    /// Readies the device as iio-sensor-proxy opens it, at its start and when a device is plugged in, before
+    /// anyone claims it: for a service in its place (motiond), which must leave the device as it would.
+    ///
+    /// - Each chosen sensor's sampling frequency below 10 Hz (or 0) is raised to the nearest available value at or
+    ///   above 10 Hz (the highest available below it when there is none), or to 10 Hz without
+    ///   `sampling_frequency_available` (iio-sensor-proxy's `iio_fixup_sampling_frequency`: a buffered device
+    ///   left at 0 Hz delivers nothing, a polled one at 1 Hz makes every `*_raw` read wait a second). A frequency
+    ///   of 10 Hz or more is kept.
+    /// - When the device can buffer the sensors, their scan elements and the timestamp's are enabled
+    ///   (`scan_elements/in_*_en` = 1), its buffer left disabled, as iio-sensor-proxy's buffer driver leaves them
+    ///   until a claim enables the buffer.
+    ///
+    /// A capture opened later sets its own rate and channels (``IIOCapture``). Nothing is thrown: a value that
+    /// cannot be written leaves the device as it was, and is returned as a line for the log.
+    /// - Returns: What could not be done, one line each.
+    public func prepareAsIioSensorProxy() -> [String] {
+        var warnings: [String] = []
+        do {
+            _ = try DeviceSetup.configureRate(self, rate: nil, warnings: &warnings)
+        } catch {
+            warnings.append(error.message)
+        }
+        guard canBuffer else { return warnings }
+        let channels = sensors.compactMap { device.sensor($0) }.flatMap { $0.scanChannels ?? [] }
+            + (device.buffer?.timestamp.map { [$0] } ?? [])
+        for channel in channels {
+            let path = device.sysfsPath + "/scan_elements/in_\(channel.id)_en"
+            guard (try? Sysfs.read(path).get()) != "1" else { continue }
+            if case .failure(let error) = Sysfs.write(path, "1") {
+                warnings.append("could not enable \(device.id)'s scan element in_\(channel.id)_en (\(error))")
+            }
+        }
+        return warnings
     }
 }
 

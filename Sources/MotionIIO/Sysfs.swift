@@ -31,17 +31,18 @@ enum Sysfs {
         return .success(trimmed(buffer[0..<length]))
     }
 
-    /// Writes `value` (sysfs takes it with or without a newline) in one `write(2)`, as sysfs requires.
+    /// Writes `value` in one `write(2)`, as sysfs requires, without a newline (sysfs takes it with or without
+    /// one): as libiio and iio-sensor-proxy write, so an attribute read back is the value alone. `O_TRUNC`, as a
+    /// shell's `>` (sysfs ignores it): an emulated attribute (a umockdev file) then holds the value alone too.
     static func write(_ path: String, _ value: String) -> Result<Void, SystemErrno> {
-        let opened = path.withCString { name in SystemErrno.retryingInterrupts { open(name, O_WRONLY | O_CLOEXEC) } }
+        let opened = path.withCString { name in SystemErrno.retryingInterrupts { open(name, O_WRONLY | O_TRUNC | O_CLOEXEC) } }
         let fd: Int32
         switch opened {
         case .success(let value): fd = value
         case .failure(let error): return .failure(error)
         }
         defer { close(fd) }
-        var bytes = Array(value.utf8)
-        bytes.append(UInt8(ascii: "\n"))
+        let bytes = Array(value.utf8)
         let result = bytes.withUnsafeBytes { raw in
             SystemErrno.retryingInterrupts { Glibc.write(fd, raw.baseAddress!, raw.count) }
         }

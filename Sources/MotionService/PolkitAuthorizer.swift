@@ -20,9 +20,12 @@ package enum PolkitUse: String, Sendable, CaseIterable {
 /// per user and in all (``ServiceLimits``); a question over a bound is refused at once with `LimitsExceeded`. One
 /// user's flood thus fills their own share, not the bus's 128 pending replies that everyone's checks need.
 final class PolkitAuthorizer {
-    /// Claiming a sensor or opening a stream: by default the active session's user (iio-sensor-proxy's
+    /// Opening a stream on `org.swiftmotion.Motion1`: by default the active session's user (iio-sensor-proxy's
     /// `net.hadess.SensorProxy.claim-sensor` defaults).
     static let claimSensor = "org.swiftmotion.Motion1.claim-sensor"
+    /// Claiming a sensor through `net.hadess.SensorProxy`: iio-sensor-proxy 3.4+'s own action, which the
+    /// distributions' polkit rules name (same defaults; declared in Support/polkit too, for systems without it).
+    static let sensorProxyClaimSensor = "net.hadess.SensorProxy.claim-sensor"
     /// Raw samples or device motion faster than 25 Hz, for a caller outside the high-rate group: by default an
     /// administrator only.
     static let highRate = "org.swiftmotion.Motion1.high-rate"
@@ -147,15 +150,19 @@ final class PolkitAuthorizer {
     }
 
     /// A claim or stream: `nil` when allowed, else the error for the caller. Without polkit: allowed in `auto`
-    /// mode (unless polkit answered before), refused in `on` mode.
-    func authorizeClaim(for sender: String, user: UInt32?, _ completion: @escaping (DBusErrorReply?) -> Void) {
-        check(Self.claimSensor, for: sender, user: user) { [use] decision in
+    /// mode (unless polkit answered before), refused in `on` mode. `action` is ``claimSensor``
+    /// (org.swiftmotion.Motion1) or ``sensorProxyClaimSensor`` (net.hadess.SensorProxy).
+    func authorizeClaim(
+        for sender: String, user: UInt32?, action: String = claimSensor,
+        _ completion: @escaping (DBusErrorReply?) -> Void
+    ) {
+        check(action, for: sender, user: user) { [use] decision in
             switch decision {
             case .allowed: completion(nil)
             case .denied(let reason):
                 completion(.accessDenied(
                     "\(reason): by default only the user of the active local session may read the motion sensors "
-                        + "(polkit action \(Self.claimSensor))"))
+                        + "(polkit action \(action))"))
             case .unavailable(let reason):
                 completion(use == .on ? .accessDenied("\(reason), and motiond runs with --polkit on") : nil)
             case .overLimit(let reason):

@@ -2,6 +2,7 @@ import Motion
 import MotionAlgorithms
 import MotionCore
 import MotionDBus
+import MotionIIO
 
 #if canImport(Glibc)
 import Glibc
@@ -25,6 +26,21 @@ enum ProxySensor: String, CaseIterable, Sendable {
     case compass = "Compass"
 }
 
+/// iio-sensor-proxy's test sensors (its `drv-fake-compass.c` and `drv-fake-light.c`), which its integration suite
+/// turns on with environment variables: with `FAKE_COMPASS` set, a compass at 10°, turning 10° a second while
+/// claimed; with `FAKE_LIGHT_SENSOR` set, a light sensor at 0 lux, 1 lux more a second while claimed (counting on
+/// from one claim to the next). iio-sensor-proxy attaches them to an input device named "Power Button"; motiond
+/// needs none. Nothing else serves a light sensor.
+struct FakeSensors: Sendable {
+    var compass = false
+    var light = false
+
+    /// From `FAKE_COMPASS` and `FAKE_LIGHT_SENSOR`.
+    static var fromEnvironment: FakeSensors {
+        FakeSensors(compass: getenv("FAKE_COMPASS") != nil, light: getenv("FAKE_LIGHT_SENSOR") != nil)
+    }
+}
+
 /// `net.hadess.SensorProxy` served from one `MotionManager`, on the D-Bus loop's thread.
 ///
 /// Semantics as iio-sensor-proxy 3.6+: a client claims a sensor (`Claim…`), and gets `PropertiesChanged`, sent
@@ -40,6 +56,7 @@ final class SensorProxyService {
     let claimTimeout: Double
     let log: @Sendable (String) -> Void
     let authorizer: PolkitAuthorizer
+    let fakes: FakeSensors
 
     private(set) var hasAccelerometer: Bool
     private(set) var hasCompass: Bool
@@ -47,25 +64,53 @@ final class SensorProxyService {
     private(set) var tilt = IIOSensorProxyTilt.undefined
     /// Degrees clockwise from magnetic north; −1 unknown.
     private(set) var heading = -1.0
+    /// Lux, from the fake light sensor only (``FakeSensors``).
+    private(set) var lightLevel = 0.0
+    /// The fake sensors' last values: they count on from one claim to the next, as iio-sensor-proxy's.
+    private var fakeHeading = 0.0
+    private var fakeLightLevel = -1.0
 
     private var claims: [ProxySensor: [String: DBusPeerWatch]] = [:]
     private var pending: [ProxySensor: [DBusMethodCall]] = [:]
     private var hasValue: Set<ProxySensor> = []
     private var feeds: [ProxySensor: Task<Void, Never>] = [:]
     private var generation = 0
+    /// The sysfs folders of the devices readied as iio-sensor-proxy opens them (``prepareDevices()``).
+    private var prepared: Set<String> = []
 
     init(
         connection: DBusConnection, manager: MotionManager, rules: OrientationRules, claimTimeout: Double,
-        authorizer: PolkitAuthorizer, log: @escaping @Sendable (String) -> Void
+        authorizer: PolkitAuthorizer, fakes: FakeSensors = .fromEnvironment,
+        log: @escaping @Sendable (String) -> Void
     ) {
         self.authorizer = authorizer
+        self.fakes = fakes
         self.connection = connection
         self.manager = manager
         self.rules = rules
         self.claimTimeout = claimTimeout
         self.log = log
         hasAccelerometer = manager.isAccelerometerAvailable
-        hasCompass = manager.availableAttitudeReferenceFrames.contains(.xMagneticNorthZVertical)
+        hasCompass = fakes.compass || manager.availableAttitudeReferenceFrames.contains(.xMagneticNorthZVertical)
+        prepareDevices()
+    }
+
+    /// Readies each accelerometer and magnetometer served that was not readied yet, as iio-sensor-proxy does
+    /// when it opens its devices, at its start (before it takes its bus name) and when one is plugged in: a
+    /// sampling frequency below 10 Hz raised to the nearest available at or above 10 Hz, and the scan elements
+    /// of a buffered device enabled with its buffer left off (`CaptureSource.prepareAsIioSensorProxy()`).
+    /// Its clients and its test suite see the device as it would leave it, before any claim.
+    func prepareDevices() {
+        guard let selection = manager.source.deviceSelection,
+            let devices = try? IIODeviceDiscovery.devices(includeBase: selection.includeBase)
+        else { return }
+        let sources = DeviceSelector(selection.selector).sources(from: devices, sensors: [.accelerometer, .magnetometer])
+        prepared.formIntersection(devices.map(\.sysfsPath))  // a device gone and back is readied again
+        for source in sources where prepared.insert(source.device.sysfsPath).inserted {
+            for warning in source.prepareAsIioSensorProxy() {
+                log("\(source.device.id) (\(source.device.name)): \(warning)")
+            }
+        }
     }
 
     /// Serves both objects.
@@ -94,8 +139,9 @@ final class SensorProxyService {
     /// `HasCompass` is announced to every listener, as monitor-sensor's "Accelerometer appeared/disappeared";
     /// a sensor that disappears reads `undefined` (or −1), and one that appears while claimed starts.
     func devicesChanged() {
+        prepareDevices()
         let accelerometer = manager.isAccelerometerAvailable
-        let compass = manager.availableAttitudeReferenceFrames.contains(.xMagneticNorthZVertical)
+        let compass = fakes.compass || manager.availableAttitudeReferenceFrames.contains(.xMagneticNorthZVertical)
         if accelerometer != hasAccelerometer {
             hasAccelerometer = accelerometer
             var changed: [(String, DBusValue)] = [("HasAccelerometer", .boolean(accelerometer))]
@@ -131,9 +177,10 @@ final class SensorProxyService {
         case "HasAccelerometer": .boolean(hasAccelerometer)
         case "AccelerometerOrientation": .string(orientation.rawValue)
         case "AccelerometerTilt": .string(tilt.rawValue)
-        case "HasAmbientLight", "HasProximity", "ProximityNear": .boolean(false)
+        case "HasAmbientLight": .boolean(fakes.light)
+        case "HasProximity", "ProximityNear": .boolean(false)
         case "LightLevelUnit": .string("lux")
-        case "LightLevel": .double(0)
+        case "LightLevel": .double(lightLevel)
         default: .boolean(false)
         }
     }
@@ -153,7 +200,10 @@ final class SensorProxyService {
             try self.claim(sensor, call)  // the compass is open to any user, as iio-sensor-proxy 3.6+ (geoclue)
         } else if claim {
             // Who may claim: polkit (claim-sensor), asked without blocking; the claim goes on once allowed.
-            authorizer.authorizeClaim(for: call.sender, user: call.senderCredentials?.userID) { [weak self] refusal in
+            // iio-sensor-proxy 3.4+'s action, as its clients' and the distributions' polkit rules expect.
+            authorizer.authorizeClaim(
+                for: call.sender, user: call.senderCredentials?.userID, action: PolkitAuthorizer.sensorProxyClaimSensor
+            ) { [weak self] refusal in
                 if let refusal {
                     call.fail(refusal)
                     return
@@ -210,7 +260,7 @@ final class SensorProxyService {
         }
     }
 
-    /// The sensors that run while claimed: the accelerometer, and the compass where there is one.
+    /// The sensors that run while claimed: the accelerometer, the compass where there is one, a fake light sensor.
     private func isRunning(_ sensor: ProxySensor) -> Bool { feeds[sensor] != nil }
 
     private func stopIfUnclaimed(_ sensor: ProxySensor) {
@@ -245,6 +295,16 @@ final class SensorProxyService {
                             reading: reading, previous: service.orientation),
                         tilt: IIOSensorProxyReference.tilt(reading: reading))
                 }
+        case .compass where fakes.compass:
+            feeds[sensor] = Self.fakeFeed(bound, .compass) { service in
+                service.fakeHeading = service.fakeHeading + 10 >= 360 ? 0 : service.fakeHeading + 10
+                service.update(heading: service.fakeHeading)
+            }
+        case .light where fakes.light:
+            feeds[sensor] = Self.fakeFeed(bound, .light) { service in
+                service.fakeLightLevel += 1
+                service.update(lightLevel: service.fakeLightLevel)
+            }
         case .compass where hasCompass:
             feeds[sensor] = Self.feed(
                 manager.deviceMotionUpdates(using: .xMagneticNorthZVertical, interval: 0.1), into: bound, sensor
@@ -268,6 +328,22 @@ final class SensorProxyService {
                 }
             } catch {
                 bound.loop.execute { bound.value.feedFailed(sensor, error) }
+            }
+        }
+    }
+
+    /// A fake sensor's values (``FakeSensors``): `tick` at once, then each second, on the loop, while it runs.
+    private static func fakeFeed(
+        _ bound: LoopBound<SensorProxyService>, _ sensor: ProxySensor,
+        _ tick: @escaping @Sendable (SensorProxyService) -> Void
+    ) -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                bound.loop.execute {
+                    guard bound.value.feeds[sensor] != nil else { return }
+                    tick(bound.value)
+                }
+                try? await Task.sleep(for: .seconds(1))
             }
         }
     }
@@ -339,6 +415,16 @@ final class SensorProxyService {
         notify(
             .compass, path: SensorProxyInterface.compassPath, SensorProxyInterface.compassInterfaceName,
             moved ? [("CompassHeading", .double(heading))] : [])
+    }
+
+    private func update(lightLevel newLevel: Double) {
+        guard feeds[.light] != nil else { return }
+        let changed = newLevel != lightLevel
+        lightLevel = newLevel
+        firstValue(.light)
+        notify(
+            .light, path: SensorProxyInterface.path, SensorProxyInterface.busName,
+            changed ? [("LightLevel", .double(lightLevel))] : [])
     }
 
     private func firstValue(_ sensor: ProxySensor) {

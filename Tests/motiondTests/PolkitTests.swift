@@ -23,7 +23,9 @@ struct PolkitTests {
         #expect(result.status == 0, "\(result.output)")
     }
 
-    @Test("Claims and streams need polkit's claim-sensor; high rates its high-rate action, outside the group")
+    @Test(
+        "Claims need iio-sensor-proxy's claim-sensor, streams org.swiftmotion.Motion1's; high rates its high-rate action, outside the group"
+    )
     func decisions() async throws {
         try await Testbed.run { testbed in
             let fixture = try await ServiceFixture.make(testbed)
@@ -48,17 +50,24 @@ struct PolkitTests {
             // Nothing allowed: claims and streams are refused, with polkit's action named.
             let claim = try await Self.call(fixture.bus, proxy.0, proxy.1, "net.hadess.SensorProxy.ClaimAccelerometer")
             #expect(claim.status != 0)
-            #expect(claim.output.contains("AccessDenied") && claim.output.contains("Not Authorized: org.swiftmotion.Motion1.claim-sensor"), "\(claim.output)")
+            #expect(claim.output.contains("AccessDenied") && claim.output.contains("Not Authorized: net.hadess.SensorProxy.claim-sensor"), "\(claim.output)")
             let stream = try await Self.call(
                 fixture.bus, motion.0, motion.1, "org.swiftmotion.Motion1.OpenStream", ["orientation", "1.0", "jsonl", "{}"])
             #expect(stream.status != 0 && stream.output.contains("Not Authorized"), "\(stream.output)")
 
-            // claim-sensor allowed: monitor-sensor works; high rates only for root (or the group), not uid 65534.
-            try await Self.allow(fixture.bus, ["org.swiftmotion.Motion1.claim-sensor"])
+            // iio-sensor-proxy's claim-sensor allowed (its suite's polkitd allows only that): monitor-sensor works;
+            // streams still need org.swiftmotion.Motion1's.
+            try await Self.allow(fixture.bus, ["net.hadess.SensorProxy.claim-sensor"])
             let monitor = try fixture.bus.start("/usr/bin/monitor-sensor")
             defer { monitor.stop() }
             #expect(await eventually { MonitorSensor.orientations(in: monitor.text).last == "normal" }, "\(monitor.text)")
             #expect(!monitor.text.contains("Failed to claim"))
+            let refused = try await Self.call(
+                fixture.bus, motion.0, motion.1, "org.swiftmotion.Motion1.OpenStream", ["orientation", "1.0", "jsonl", "{}"])
+            #expect(refused.status != 0 && refused.output.contains("Not Authorized: org.swiftmotion.Motion1.claim-sensor"), "\(refused.output)")
+
+            // Both claim-sensor actions allowed: high rates only for root (or the group), not uid 65534.
+            try await Self.allow(fixture.bus, ["net.hadess.SensorProxy.claim-sensor", "org.swiftmotion.Motion1.claim-sensor"])
             let fast = ["samples", "0.01", "csv", "{}"]
             let root = try await Self.call(fixture.bus, motion.0, motion.1, "org.swiftmotion.Motion1.OpenStream", fast)
             #expect(root.status == 0, "\(root.output)")
@@ -69,7 +78,9 @@ struct PolkitTests {
             #expect(slow.status == 0, "\(slow.output)")
 
             // The high-rate action allowed: uid 65534 may too.
-            try await Self.allow(fixture.bus, ["org.swiftmotion.Motion1.claim-sensor", "org.swiftmotion.Motion1.high-rate"])
+            try await Self.allow(
+                fixture.bus,
+                ["net.hadess.SensorProxy.claim-sensor", "org.swiftmotion.Motion1.claim-sensor", "org.swiftmotion.Motion1.high-rate"])
             let granted = try await Self.call(fixture.bus, as: "nobody", motion.0, motion.1, "org.swiftmotion.Motion1.OpenStream", fast)
             #expect(granted.status == 0, "\(granted.output)")
         }
