@@ -144,7 +144,9 @@ final class DeviceInput {
     /// and so does the batch with ``DeviceSourceConfiguration/batchWithinInterval``.
     private func capture(for interval: Double) -> CaptureConfiguration {
         var capture = options.configuration.capture
-        if capture.rate == nil && interval > 0 { capture.rate = 1 / interval }
+        // The rate a subscription's interval asks, never below 10 Hz (iio-sensor-proxy's floor: a slower device
+        // delays every other client's first sample, and orientation needs it), nor above 100 kHz.
+        if capture.rate == nil && interval > 0 { capture.rate = min(max(1 / interval, 10), 100_000) }
         if options.configuration.batchWithinInterval && interval > 0 {
             capture.batchDuration = min(capture.batchDuration, interval)
         }

@@ -121,7 +121,7 @@ package enum MotionDaemon {
                 connection: connection, use: configuration.polkit, limits: serviceLimits, log: log)
             let proxy = SensorProxyService(
                 connection: connection, manager: manager, rules: configuration.orientationRules,
-                claimTimeout: configuration.claimTimeout, authorizer: authorizer, log: log)
+                claimTimeout: configuration.claimTimeout, authorizer: authorizer, limits: serviceLimits, log: log)
             let motion = Motion1Service(
                 connection: connection, manager: manager, includeBase: configuration.includeBase,
                 highRateGroup: configuration.highRateGroup, limits: serviceLimits, authorizer: authorizer, log: log)

@@ -78,11 +78,17 @@ final class SensorProxyService {
     /// The sysfs folders of the devices readied as iio-sensor-proxy opens them (``prepareDevices()``).
     private var prepared: Set<String> = []
 
+    /// How many claims one user may hold (``ServiceLimits/claimsPerUser``).
+    let limits: ServiceLimits
+    /// The uid of each client holding a claim, as the bus told it; forgotten with its last claim.
+    private var claimers: [String: UInt32] = [:]
+
     init(
         connection: DBusConnection, manager: MotionManager, rules: OrientationRules, claimTimeout: Double,
-        authorizer: PolkitAuthorizer, fakes: FakeSensors = .fromEnvironment,
+        authorizer: PolkitAuthorizer, limits: ServiceLimits = ServiceLimits(), fakes: FakeSensors = .fromEnvironment,
         log: @escaping @Sendable (String) -> Void
     ) {
+        self.limits = limits
         self.authorizer = authorizer
         self.fakes = fakes
         self.connection = connection
@@ -223,6 +229,16 @@ final class SensorProxyService {
     private func claim(_ sensor: ProxySensor, _ call: DBusMethodCall) throws(DBusErrorReply) {
         let client = call.sender
         if claims[sensor]?[client] == nil {
+            guard let user = claimers[client] ?? call.senderCredentials?.userID else {
+                throw .failed("the bus could not tell who \(client) is: its user cannot be held to its limits")
+            }
+            let held = claims.values.reduce(0) { total, holders in
+                total + holders.keys.filter { claimers[$0] == user }.count
+            }
+            if held >= limits.claimsPerUser {
+                throw .limitsExceeded(
+                    "uid \(user) holds \(held) claims, the most one user may: release one (Release…) first")
+            }
             let watch: DBusPeerWatch
             do {
                 watch = try connection.watchPeer(client) { [weak self] in self?.clientLeft(client) }
@@ -231,10 +247,17 @@ final class SensorProxyService {
             }
             let first = claims[sensor, default: [:]].isEmpty
             claims[sensor, default: [:]][client] = watch
+            claimers[client] = user
             log("\(client) claimed the \(sensor.rawValue.lowercased())")
             if first { start(sensor) }
         }
         if isRunning(sensor) && !hasValue.contains(sensor) {
+            // A claim repeated while the first waits waits too, a few at most: each holds the caller's message.
+            guard pending[sensor, default: []].filter({ $0.sender == client }).count < Self.pendingClaimsPerClient else {
+                throw .limitsExceeded(
+                    "\(client) has \(Self.pendingClaimsPerClient) Claim\(sensor.rawValue) calls waiting for the first "
+                        + "value: wait for their replies")
+            }
             pending[sensor, default: []].append(call)
         } else {
             call.reply()
@@ -249,7 +272,15 @@ final class SensorProxyService {
                     + "\(sensor.rawValue.lowercased())")
         }
         log("\(client) released the \(sensor.rawValue.lowercased())")
+        forgetIfUnclaimed(client)
         stopIfUnclaimed(sensor)
+    }
+
+    /// Claim calls of one client that may wait for a sensor's first value.
+    static let pendingClaimsPerClient = 4
+
+    private func forgetIfUnclaimed(_ client: String) {
+        if !claims.values.contains(where: { $0[client] != nil }) { claimers[client] = nil }
     }
 
     private func clientLeft(_ client: String) {
@@ -258,6 +289,7 @@ final class SensorProxyService {
             pending[sensor]?.removeAll { $0.sender == client }
             stopIfUnclaimed(sensor)
         }
+        claimers[client] = nil
     }
 
     /// The sensors that run while claimed: the accelerometer, the compass where there is one, a fake light sensor.

@@ -14,6 +14,9 @@ package struct ServiceLimits: Sendable, Hashable {
     /// Records that one user's streams may buffer for slow readers, in all (each stream's `buffer` option, 1024 by
     /// default, counts in full): 65,536 records, about 10 MB.
     package var bufferedRecordsPerUser = 65536
+    /// Claims (`Claim…` of net.hadess.SensorProxy, one per sensor and client) one user may hold: 16 clients
+    /// claiming all four sensors.
+    package var claimsPerUser = 64
     /// polkit checks waiting for an answer: per client, per user, and in all (the system bus lets a connection
     /// wait for 128 replies at once; this keeps room for everyone else's).
     package var pendingChecksPerClient = 4

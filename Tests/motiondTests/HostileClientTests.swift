@@ -77,7 +77,7 @@ struct HostileClientTests {
         }
     }
 
-    @Test("120 connections of one user, each with four claims and a stream: one bus watch, and the service serves on")
+    @Test("120 connections of one user, each claiming four sensors and opening a stream: limits, one bus watch, the service serves on")
     func claimFlood() async throws {
         try await Testbed.run { testbed in
             let fixture = try await ServiceFixture.make(testbed)
@@ -89,8 +89,10 @@ struct HostileClientTests {
             let attacker = try HostileClient.start(fixture.bus, ["claims", "120"])
             defer { attacker.stop() }
             let report = try await HostileClient.report(attacker, limit: 120)
-            #expect(report["claimed"] as? Int == 480, "\(report)")
+            // 64 claims and 64 streams, the most one user may hold; the rest refused, naming the limit.
+            #expect(report["claimed"] as? Int == 64, "\(report)")
             #expect(report["streams"] as? Int == 64, "\(report)")
+            #expect((report["refused"] as? [String: Int])?["org.freedesktop.DBus.Error.LimitsExceeded"] == 416 + 56, "\(report)")
             #expect(service.process.isRunning, "\(service.text.suffix(2000))")
             // Another client is served: a property, and a claim.
             let property = try await fixture.bus.busctl([
