@@ -15,8 +15,7 @@ package final class DBusConnection {
     package let loop: DBusEventLoop
     let bus: OpaquePointer
     private var objects: [ObjectRegistration] = []
-    private var nameLostSlot: OpaquePointer?
-    private var nameLostBox: Unmanaged<ClosureBox>?
+    private var nameLost: SignalMatch?
 
     /// Connects to the system bus: `DBUS_SYSTEM_BUS_ADDRESS` when set, else `/run/dbus/system_bus_socket`
     /// (`sd_bus_open_system`). The loop ends if the bus goes away.
@@ -74,12 +73,8 @@ package final class DBusConnection {
     package func close() {
         guard !closed else { return }
         closed = true
-        if let slot = nameLostSlot { sd_bus_slot_unref(slot) }
-        nameLostBox?.release()
-        nameLostBox = nil
-        if let slot = ownerChangesSlot { sd_bus_slot_unref(slot) }
-        ownerChangesBox?.release()
-        ownerChangesBox = nil
+        nameLost = nil
+        ownerChanges = nil
         peerWatchers.removeAll()
         sd_bus_flush_close_unref(bus)
         objects.removeAll()
@@ -101,25 +96,12 @@ package final class DBusConnection {
         _ name: String, replaceExisting: Bool = false, allowReplacement: Bool = false,
         onLost: @escaping () -> Void = {}
     ) throws(MotionError) {
-        if nameLostBox == nil {
-            let box = Unmanaged.passRetained(ClosureBox { [weak self] message in
+        if nameLost == nil {
+            nameLost = try? SignalMatch(bus: bus, member: "NameLost") { [weak self] message in
                 guard let self, let message, case .string(let lost)? = try? Message.readAll(message).first,
                     let handler = self.nameLostHandlers.removeValue(forKey: lost)
                 else { return }
                 handler()
-            })
-            var slot: OpaquePointer?
-            let status = sd_bus_match_signal(
-                bus, &slot, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameLost",
-                { message, userdata, _ in
-                    Unmanaged<ClosureBox>.fromOpaque(userdata!).takeUnretainedValue().body(message)
-                    return 0
-                }, box.toOpaque())
-            if status < 0 {
-                box.release()
-            } else {
-                nameLostBox = box
-                nameLostSlot = slot
             }
         }
         nameLostHandlers[name] = onLost
@@ -351,33 +333,23 @@ package final class DBusConnection {
     /// The peers watched, by unique name: each watch's `onVanish`, by its id.
     private var peerWatchers: [String: [UInt64: () -> Void]] = [:]
     private var nextPeerWatchID: UInt64 = 0
-    private var ownerChangesSlot: OpaquePointer?
-    private var ownerChangesBox: Unmanaged<ClosureBox>?
+    private var ownerChanges: SignalMatch?
 
     /// The peers watched now (for tests and the service's figures).
     package var watchedPeerCount: Int { peerWatchers.count }
 
     private func watchOwnerChanges() throws(MotionError) {
-        guard ownerChangesSlot == nil else { return }
-        let box = Unmanaged.passRetained(ClosureBox { [weak self] message in
-            guard let self, let message, let values = try? Message.readAll(message), values.count == 3,
-                case .string(let name) = values[0], case .string(let newOwner) = values[2], newOwner.isEmpty
-            else { return }
-            self.peerLeft(name)
-        })
-        var slot: OpaquePointer?
-        let status = sd_bus_match_signal_async(
-            bus, &slot, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameOwnerChanged",
-            { message, userdata, _ in
-                Unmanaged<ClosureBox>.fromOpaque(userdata!).takeUnretainedValue().body(message)
-                return 0
-            }, nil, box.toOpaque())
-        guard status >= 0 else {
-            box.release()
-            throw MotionError(.ioFailure, "cannot watch the bus for peers leaving", underlying: SystemErrno(-status))
+        guard ownerChanges == nil else { return }
+        do {
+            ownerChanges = try SignalMatch(bus: bus, member: "NameOwnerChanged") { [weak self] message in
+                guard let self, let message, let values = try? Message.readAll(message), values.count == 3,
+                    case .string(let name) = values[0], case .string(let newOwner) = values[2], newOwner.isEmpty
+                else { return }
+                self.peerLeft(name)
+            }
+        } catch {
+            throw MotionError(.ioFailure, "cannot watch the bus for peers leaving", underlying: error)
         }
-        ownerChangesSlot = slot
-        ownerChangesBox = box
     }
 
     private func peerLeft(_ name: String) {
@@ -493,6 +465,39 @@ package final class DBusMethodCall {
         let count = sd_bus_creds_get_supplementary_gids(creds, &list)
         if count > 0, let list { groups += UnsafeBufferPointer(start: list, count: Int(count)) }
         return (uid, groups)
+    }
+}
+
+/// A match on a signal of the bus itself (`org.freedesktop.DBus` at `/org/freedesktop/DBus`), added without waiting
+/// for the bus's answer (the bus reads it before anything sent later); removed when this value goes.
+final class SignalMatch {
+    private let slot: OpaquePointer?
+    private let box: Unmanaged<ClosureBox>
+
+    convenience init(bus: OpaquePointer, member: String, _ body: @escaping (OpaquePointer?) -> Void) throws(SystemErrno) {
+        let box = Unmanaged.passRetained(ClosureBox(body))
+        var slot: OpaquePointer?
+        let status = sd_bus_match_signal_async(
+            bus, &slot, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", member,
+            { message, userdata, _ in
+                Unmanaged<ClosureBox>.fromOpaque(userdata!).takeUnretainedValue().body(message)
+                return 0
+            }, nil, box.toOpaque())
+        guard status >= 0 else {
+            box.release()
+            throw SystemErrno(-status)
+        }
+        self.init(slot: slot, box: box)
+    }
+
+    private init(slot: OpaquePointer?, box: Unmanaged<ClosureBox>) {
+        self.slot = slot
+        self.box = box
+    }
+
+    deinit {
+        sd_bus_slot_unref(slot)
+        box.release()
     }
 }
 
