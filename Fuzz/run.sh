@@ -22,6 +22,8 @@
 #   Fuzz/run.sh reader merge
 set -euo pipefail
 cd "$(dirname "$0")"
+# libFuzzer reports crashes itself; Swift's backtracer would hold a crashed fuzzer for up to a minute first.
+export SWIFT_BACKTRACE=enable=no
 
 target="${1:-reader}"
 mode="${2:-600}"

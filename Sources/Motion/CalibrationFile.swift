@@ -17,7 +17,7 @@ import MotionTrace
 /// state holds the magnetometer readings averaged since its last heading correction, and its settings
 /// `magnetometerUpdateInterval`; the calibrator's, which of its trust window's readings were disturbed.
 ///
-/// The file is read as input from another process: at most ``maximumSize`` bytes, only a regular file (not
+/// The file is read as input from another process: at most 1 MiB, only a regular file (not
 /// through a symbolic link, and never waiting on a FIFO), and every value of the state checked by its meaning
 /// before it is used. A state that fails a check is never saved either.
 public enum CalibrationFile {
@@ -60,7 +60,7 @@ public enum CalibrationFile {
     /// replaces it: it can be looked at meanwhile.
     /// - Throws: `MotionError.Code.malformedState` naming the file and what is wrong with it (start from zero, and
     ///   report it): damaged, of another format or version, a value out of its range (the field and its value),
-    ///   larger than ``maximumSize``, or not a regular file (a symbolic link, a FIFO, a device, a folder);
+    ///   larger than 1 MiB, or not a regular file (a symbolic link, a FIFO, a device, a folder);
     ///   `permissionDenied` or `ioFailure` when it cannot be read.
     public static func load(from path: String) throws(MotionError) -> DeviceMotionFilter.State? {
         guard let bytes = try contents(of: path) else { return nil }
@@ -69,7 +69,7 @@ public enum CalibrationFile {
 
     /// The file's bytes, read as another process's input: opened with `O_NOFOLLOW` (a symbolic link is refused) and
     /// `O_NONBLOCK` (a FIFO does not wait for a writer), taken only if `fstat` says it is a regular file of at most
-    /// ``maximumSize`` bytes, and read to at most that many (a file that grows meanwhile is refused). `nil` when
+    /// `maximumSize` bytes, and read to at most that many (a file that grows meanwhile is refused). `nil` when
     /// there is no file.
     package static func contents(of path: String) throws(MotionError) -> [UInt8]? {
         let opened = path.withCString { cPath in

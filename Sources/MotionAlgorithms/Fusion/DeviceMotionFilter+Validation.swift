@@ -1,4 +1,4 @@
-public import MotionCore
+import MotionCore
 
 /// A value of a ``DeviceMotionFilterOf/State`` that no filter can hold: its field (a path such as
 /// `estimator.bias.x`), the value, and the rule it breaks.
