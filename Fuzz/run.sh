@@ -1,59 +1,110 @@
 #!/usr/bin/env bash
-# Builds and runs a libFuzzer fuzzer for the trace reader (default) or the decimal number parser.
+# Builds and runs a libFuzzer fuzzer:
+#   reader   the trace reader (default)
+#   number   the decimal number parser
+#   state    the calibration file motiond restores at start (decode and check; an accepted state runs a filter)
+#   request  OpenStream's arguments and option dictionary (StreamRequest) as D-Bus values
 #
-#   Fuzz/run.sh [reader|number] [seconds] [extra libFuzzer flags...]
+#   Fuzz/run.sh [reader|number|state|request] [seconds|merge|runs=N|build] [extra libFuzzer flags...]
 #
-# Build: the MotionCore value types (MotionError, MotionSample, MotionVector) and every MotionTrace source are
-# copied into Fuzz/.build-fuzz/src with their `import MotionCore` lines removed, and compiled as one module
-# together with Fuzz/TraceReaderFuzzer.swift (or Fuzz/NumberParserFuzzer.swift) by
-# `swiftc -sanitize=fuzzer,address -parse-as-library -O`. One module means no package build is needed, and
-# the fuzzer can use internal API (such as the reader's buffer size).
+# Build: the sources a target needs are copied into Fuzz/.build-fuzz/src-<target> with their imports of this
+# package's modules (and of RealModule) removed, and compiled as one module together with the target's entry point
+# by `swiftc -sanitize=fuzzer,address -parse-as-library -O -package-name swift_motion`. One module means no package
+# build is needed, and the fuzzer can use internal and package API. `state` and `request` also compile
+# swift-numerics' RealModule sources into that module (from .build/checkouts, resolved by SwiftPM if missing).
 #
 # Run: for `seconds` (default 600) on one core, with the corpus in Fuzz/corpus/<target>/ (new interesting
-# inputs are added there; run with `-merge` below to keep it small). Crashes are written to
-# Fuzz/artifacts/<target>/ (ignored by git); reproduce one with
-# `Fuzz/.build-fuzz/<target>-fuzzer Fuzz/artifacts/<target>/crash-…`.
+# inputs are added there; run with `merge` below to keep it small). `runs=N` runs N inputs after the corpus and
+# adds nothing to it (CI: .ci/run). `build` only builds; FUZZ_SKIP_BUILD=1 uses a fuzzer already built. Crashes are written to Fuzz/artifacts/<target>/
+# (ignored by git); reproduce one with `Fuzz/.build-fuzz/<target>-fuzzer Fuzz/artifacts/<target>/crash-…`.
 #
 # To minimise the corpus after a long run (libFuzzer's -set_cover_merge; the named seed-* files are kept):
 #   Fuzz/run.sh reader merge
 set -euo pipefail
 cd "$(dirname "$0")"
+# libFuzzer reports crashes itself; Swift's backtracer would hold a crashed fuzzer for up to a minute first.
+export SWIFT_BACKTRACE=enable=no
 
 target="${1:-reader}"
-seconds="${2:-600}"
+mode="${2:-600}"
 shift $(( $# > 2 ? 2 : $# ))
 
+sources=../Sources
+core_trace=("$sources"/MotionCore/MotionError.swift "$sources"/MotionCore/MotionSample.swift
+    "$sources"/MotionCore/MotionVector.swift "$sources"/MotionCore/SystemErrno+System.swift "$sources"/MotionTrace/*.swift)
+numerics=false
+max_len=4096
 case "$target" in
-    reader) entry=TraceReaderFuzzer.swift ;;
-    number) entry=NumberParserFuzzer.swift ;;
-    *) echo "usage: $0 [reader|number] [seconds|merge] [libFuzzer flags...]" >&2; exit 2 ;;
+    reader) entry=TraceReaderFuzzer.swift; files=("${core_trace[@]}") ;;
+    number) entry=NumberParserFuzzer.swift; files=("${core_trace[@]}") ;;
+    state)
+        entry=StateFuzzer.swift
+        files=("$sources"/MotionCore/*.swift $(find "$sources"/MotionAlgorithms -name '*.swift' | sort)
+            "$sources"/MotionTrace/*.swift "$sources"/Motion/CalibrationFile.swift)
+        numerics=true
+        max_len=16384  # a calibration file is about 11 KB
+        ;;
+    request)
+        entry=RequestFuzzer.swift
+        files=("$sources"/MotionCore/*.swift "$sources"/MotionTrace/*.swift "$sources"/MotionDBus/DBusValue.swift
+            "$sources"/MotionDBus/DBusInterface.swift "$sources"/MotionService/StreamRequest.swift
+            "$sources"/MotionService/Motion1Interface.swift)
+        numerics=true
+        ;;
+    *) echo "usage: $0 [reader|number|state|request] [seconds|merge|runs=N|build] [libFuzzer flags...]" >&2; exit 2 ;;
 esac
 
 build=.build-fuzz
-src="$build/src"
+src="$build/src-$target"
 rm -rf "$src"
 mkdir -p "$src" "artifacts/$target" "corpus/$target"
-for file in ../Sources/MotionCore/MotionError.swift ../Sources/MotionCore/MotionSample.swift \
-    ../Sources/MotionCore/MotionVector.swift ../Sources/MotionTrace/*.swift; do
-    sed -E '/^(public |internal )?import (MotionCore|RealModule)$/d' "$file" > "$src/$(basename "$file")"
+for file in "${files[@]}"; do
+    sed -E '/^(public |package |internal )?import (MotionCore|MotionAlgorithms|MotionTrace|MotionDBus|RealModule)$/d' \
+        "$file" > "$src/$(basename "$file")"
 done
-
-binary="$build/$target-fuzzer"
-echo "fuzz: building $binary"
-swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name MotionTraceFuzz \
-    "$src"/*.swift "$entry" -o "$binary"
-
-if [ "$seconds" = merge ]; then
-    echo "fuzz: minimising corpus/$target"
-    rm -rf "$build/merged-$target"
-    mkdir -p "$build/merged-$target"
-    "$binary" -set_cover_merge=1 "$build/merged-$target" "corpus/$target" "$@"
-    cp corpus/"$target"/seed-* "$build/merged-$target"/ 2>/dev/null || true  # keep the named seeds
-    rm -rf "corpus/$target"
-    mv "$build/merged-$target" "corpus/$target"
-    exit 0
+flags=()
+if $numerics; then
+    checkout=../.build/checkouts/swift-numerics
+    [ -d "$checkout" ] || (cd .. && swift package resolve)
+    for file in "$checkout"/Sources/RealModule/*.swift; do
+        cp "$file" "$src/RealModule-$(basename "$file")"
+    done
+    flags+=(-I "$checkout/Sources/_NumericsShims/include")
 fi
 
-echo "fuzz: running $binary for $seconds s on corpus/$target"
-exec "$binary" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-    -artifact_prefix="artifacts/$target/" -print_final_stats=1 "$@" "corpus/$target"
+binary="$build/$target-fuzzer"
+if [ "${FUZZ_SKIP_BUILD:-}" = 1 ] && [ -x "$binary" ]; then
+    echo "fuzz: using $binary as built"
+else
+    echo "fuzz: building $binary"
+    # (ld.gold warns about every ASan helper symbol; those lines are dropped.)
+    swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name MotionFuzz -package-name swift_motion \
+        "${flags[@]}" "$src"/*.swift "$entry" -o "$binary" \
+        2> >(grep -v "ld.gold: warning: Cannot export local symbol" >&2)
+fi
+
+common=(-max_len="$max_len" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="artifacts/$target/" -print_final_stats=1)
+case "$mode" in
+    build) exit 0 ;;
+    merge)
+        echo "fuzz: minimising corpus/$target"
+        rm -rf "$build/merged-$target"
+        mkdir -p "$build/merged-$target"
+        "$binary" -set_cover_merge=1 -max_len="$max_len" "$build/merged-$target" "corpus/$target" "$@"
+        cp corpus/"$target"/seed-* "$build/merged-$target"/ 2>/dev/null || true  # keep the named seeds
+        rm -rf "corpus/$target"
+        mv "$build/merged-$target" "corpus/$target"
+        ;;
+    runs=*)
+        # A fixed number of inputs after the corpus, nothing written to it: a repeatable check.
+        # New inputs go to a scratch folder (the first one named), not to the committed corpus.
+        echo "fuzz: running $binary on corpus/$target, then ${mode#runs=} inputs"
+        rm -rf "$build/new-$target"
+        mkdir -p "$build/new-$target"
+        exec "$binary" -runs="${mode#runs=}" -seed=1 "${common[@]}" "$@" "$build/new-$target" "corpus/$target"
+        ;;
+    *)
+        echo "fuzz: running $binary for $mode s on corpus/$target"
+        exec "$binary" -max_total_time="$mode" "${common[@]}" "$@" "corpus/$target"
+        ;;
+esac

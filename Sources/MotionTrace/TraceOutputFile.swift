@@ -9,7 +9,9 @@ public import MotionCore
 /// A file to write a trace to that never loses data: nothing is written at `path` until ``commit()``.
 ///
 /// The trace is written to a temporary file beside `path` (`.NAME.PID.partial`, same folder, so the final
-/// step is a rename on one file system). ``commit()`` puts it at `path`: with ``ExistingFile/refuse`` only if
+/// step is a rename on one file system), created new (`O_CREAT | O_EXCL | O_NOFOLLOW`): an existing file or
+/// symbolic link at that name is never written to nor followed, and the next name (`.NAME.PID.1.partial`, …) is
+/// used instead. ``commit()`` puts it at `path`: with ``ExistingFile/refuse`` only if
 /// nothing is there (`link(2)`, which never replaces), with ``ExistingFile/replace`` atomically over the old
 /// file (`rename(2)`). ``close()`` before a commit removes the temporary file, so a failed recording leaves the
 /// folder as it was. A process killed before its commit leaves the `.partial` file, never a damaged `path`.
@@ -54,9 +56,19 @@ public final class TraceOutputFile {
         let slash = path.lastIndex(of: "/")
         let folder = slash.map { String(path[...$0]) } ?? ""
         let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        let partial = "\(folder).\(base).\(getpid()).partial"
-        let result = partial.withCString { cPath in
-            SystemErrno.retryingInterrupts { open(cPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        // A new file, never an existing one (`O_EXCL`; with `O_NOFOLLOW`, not through a symbolic link planted at the
+        // name either): a file already there, a process's leftover with the same id or anything put there on
+        // purpose, is left as it is, and the next name is tried.
+        var result: Result<Int32, SystemErrno> = .failure(SystemErrno(EEXIST))
+        var partial = ""
+        for attempt in 0..<Self.partialNameAttempts {
+            partial = "\(folder).\(base).\(getpid())\(attempt == 0 ? "" : ".\(attempt)").partial"
+            result = partial.withCString { cPath in
+                SystemErrno.retryingInterrupts {
+                    open(cPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+                }
+            }
+            guard case .failure(let error) = result, error.rawValue == EEXIST else { break }
         }
         switch result {
         case .success(let fd):
@@ -69,6 +81,9 @@ public final class TraceOutputFile {
                 at: .init(file: path), underlying: error)
         }
     }
+
+    /// How many temporary names are tried (`.NAME.PID.partial`, then `.NAME.PID.1.partial`, …) before giving up.
+    static let partialNameAttempts = 16
 
     /// Fails with `MotionError.Code.outputExists` when something exists at `path` (`-` never does).
     public static func checkAbsent(_ path: String) throws(MotionError) {

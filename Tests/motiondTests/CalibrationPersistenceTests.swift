@@ -90,6 +90,63 @@ struct CalibrationPersistenceTests {
         }
     }
 
+    /// A calibration file with a NaN in the gyroscope bias: restored, it made every device-motion stream end at once
+    /// (and was saved again at the stop). It is reported with the field and ignored; device motion works, and the
+    /// stop replaces it with what was learned.
+    @Test("A state file with a NaN is reported and ignored: device motion streams, and the stop saves a valid one")
+    func aNaNStateIsIgnored() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(Self.imu())
+            let bus = try await PrivateSystemBus()
+            defer { bus.stop() }
+            let directory = NSTemporaryDirectory() + "motiond-state-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let file = directory + "/calibration.json"
+            // A valid file (the state of a filter that saw nothing), with the bias's x made NaN.
+            let encoder = JSONEncoder()
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(
+                positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+            var state = try #require(
+                try JSONSerialization.jsonObject(with: try encoder.encode(DeviceMotionFilter().state)) as? [String: Any])
+            var estimator = try #require(state["estimator"] as? [String: Any])
+            estimator["bias"] = ["nan", 0.0, 0.0]
+            state["estimator"] = estimator
+            let contents: [String: Any] = ["format": "swift-motion calibration", "version": 2, "state": state]
+            try JSONSerialization.data(withJSONObject: contents).write(to: URL(fileURLWithPath: file))
+
+            let fixture = ServiceFixture(testbed: testbed, bus: bus, accelerometer: path)
+            let service = try await fixture.startService(["--state-directory", directory])
+            defer { service.stop() }
+            #expect(service.text.contains("ignoring the saved calibration"), "\(service.text)")
+            #expect(service.text.contains(file) && service.text.contains("estimator.bias.x is nan"), "\(service.text)")
+            #expect(!service.text.contains("calibration restored"), "\(service.text)")
+
+            let client = try await BusClient(address: bus.address)
+            let stream = try await client.openStream(
+                "device-motion", interval: 0.1, format: "csv", options: [("frame", .string("magnetic-north"))])
+            defer { stream.close() }
+            #expect(await eventually { testbed.attribute(path, "buffer/enable") == "1" })
+            for batch in 0..<50 {  // 5 s, device time
+                try testbed.feed(
+                    "/dev/iio:device0", Self.still(batch * 10..<batch * 10 + 10), scanSize: Self.encoder.scanSize,
+                    timeout: 10)
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(await stream.read { $0.count >= 40 }, "\(stream.lines.count) lines: \(stream.lines.suffix(3)); \(service.text)")
+            #expect(!stream.ended, "\(service.text)")
+            let rows = stream.lines.filter { !$0.hasPrefix("#") && !$0.hasPrefix("t,") }
+            #expect(!rows.isEmpty && rows.allSatisfy { !$0.lowercased().contains("nan") }, "\(rows.suffix(3))")
+            await client.close()
+
+            service.send(SIGTERM)
+            #expect(try await service.waitForExit(timeout: 20) == 0, "\(service.text)")
+            #expect(service.text.contains("calibration saved to \(file)"), "\(service.text)")
+            let saved = try #require(try CalibrationFile.load(from: file))
+            #expect(saved.gyroscopeBias.x.isFinite && saved.gyroscopeBiasUncertainty.isFinite)
+        }
+    }
+
     @Test("The compass of a 9-axis IMU: HasCompass, ClaimCompass answered with the first heading, CompassHeading")
     func compass() async throws {
         try await Testbed.run { testbed in
