@@ -14,7 +14,8 @@
 
 private func check(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition {
-        print("fuzz invariant violated: \(message())")
+        // To standard error, unbuffered: a print would still sit in stdout's buffer at the abort.
+        fputs("fuzz invariant violated: \(message())\n", stderr)
         abort()
     }
 }

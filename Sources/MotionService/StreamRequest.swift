@@ -134,7 +134,7 @@ package struct StreamRequest: Hashable, Sendable {
                 bufferLimit = Int(limit)
             default:
                 throw .invalidArguments(
-                    "unknown option '\(Self.excerpt(key))' of type \(value.signature) for a \(kind.rawValue) stream: "
+                    "unknown option '\(Self.excerpt(key))' of type \(Self.excerpt(value.signature)) for a \(kind.rawValue) stream: "
                         + "samples take sensors (as), device-motion frame (s), orientation names (s), all buffer (u)")
             }
         }
