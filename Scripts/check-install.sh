@@ -81,8 +81,8 @@ grep -qx 'ExecStart=/usr/bin/motiond' "$unit" || fail "motiond.service: ExecStar
 help="$(timeout 10 "$root/bin/motiond" --help 2>&1)" || fail "the staged motiond --help failed: $help"
 grep -q 'net.hadess.SensorProxy' <<< "$help" || fail "the staged motiond --help does not name net.hadess.SensorProxy"
 # Settings that would break motiond (see the unit's comments): a private /dev never gets hotplugged devices, a
-# private network no udev events, and ProtectProc= and PrivateUsers= hide the callers' groups (high rates).
-for setting in PrivateDevices PrivateNetwork ProtectProc PrivateUsers; do
+# private network no udev events, and PrivateUsers= maps the group that opens the device nodes to nobody.
+for setting in PrivateDevices PrivateNetwork PrivateUsers; do
     if grep -q "^$setting=" "$unit"; then
         fail "motiond.service sets $setting=, which breaks motiond (see the unit's comments)"
     fi
