@@ -55,10 +55,7 @@ static inline uint64_t swift_motion_vtable_unprivileged(void) { return SD_BUS_VT
 static inline int swift_motion_name_replace_existing(void) { return SD_BUS_NAME_REPLACE_EXISTING; }
 static inline int swift_motion_name_allow_replacement(void) { return SD_BUS_NAME_ALLOW_REPLACEMENT; }
 static inline int swift_motion_name_queue(void) { return SD_BUS_NAME_QUEUE; }
-static inline uint64_t swift_motion_creds_euid(void) { return SD_BUS_CREDS_EUID; }
 static inline uint64_t swift_motion_creds_augment(void) { return SD_BUS_CREDS_AUGMENT; }
-static inline uint64_t swift_motion_creds_egid(void) { return SD_BUS_CREDS_EGID; }
-static inline uint64_t swift_motion_creds_supplementary_gids(void) { return SD_BUS_CREDS_SUPPLEMENTARY_GIDS; }
 static inline uint64_t swift_motion_creds_pid(void) { return SD_BUS_CREDS_PID; }
 static inline uint64_t swift_motion_creds_comm(void) { return SD_BUS_CREDS_COMM; }
 static inline uint64_t swift_motion_creds_exe(void) { return SD_BUS_CREDS_EXE; }

@@ -81,6 +81,18 @@ package final class DBusConnection {
     }
     private var closed = false
 
+    /// The method calls to this connection's objects that are held, not yet answered (a claim waiting for its
+    /// first value, a call waiting for polkit): each keeps its message, and the descriptors a caller attached to
+    /// it, until it is answered.
+    let heldCalls = HeldCalls()
+
+    /// The most calls this connection holds unanswered; a call beyond is refused at once with `LimitsExceeded`, so
+    /// that held messages, up to 16 descriptors each on the system bus, never take the process's last descriptors.
+    package var maximumHeldCalls: Int {
+        get { heldCalls.limit }
+        set { heldCalls.limit = newValue }
+    }
+
     /// This connection's unique name, such as `:1.42`.
     package var uniqueName: String {
         var name: UnsafePointer<CChar>? = nil
@@ -163,7 +175,8 @@ package final class DBusConnection {
         method: @escaping (DBusMethodCall) throws(DBusErrorReply) -> Void,
         property: @escaping (String) -> DBusValue
     ) throws(MotionError) {
-        let registration = ObjectRegistration(interface: interface, method: method, property: property)
+        let registration = ObjectRegistration(
+            interface: interface, heldCalls: heldCalls, method: method, property: property)
         var slot: OpaquePointer?
         let status = sd_bus_add_object_vtable(
             bus, &slot, path, interface.name, registration.vtable,
@@ -352,7 +365,64 @@ package final class DBusConnection {
         }
     }
 
+    /// The user and groups of the peer `uniqueName`, as the bus knows them (`GetConnectionCredentials`: its
+    /// `UnixUserID` and `UnixGroupIDs`), asked without waiting; `completion` runs on the loop with `nil` when the
+    /// bus cannot tell (the peer left). Remembered while the peer stays on the bus, and one question at a time per
+    /// peer: a client's flood of calls costs one answer, and the loop never waits for the bus while calls (and the
+    /// descriptors they may carry) pile up behind it.
+    ///
+    /// At most ``callsWaitingForCredentials`` calls of a peer wait for its answer; beyond, `completion` gets
+    /// ``PeerLookup/tooManyWaiting`` at once.
+    package func credentials(of uniqueName: String, _ completion: @escaping (PeerLookup) -> Void) {
+        if let known = knownCredentials[uniqueName] { return completion(.found(known)) }
+        if credentialQuestions[uniqueName] != nil {
+            guard credentialQuestions[uniqueName]!.count < Self.callsWaitingForCredentials else {
+                return completion(.tooManyWaiting(Self.callsWaitingForCredentials))
+            }
+            credentialQuestions[uniqueName]!.append(completion)
+            return
+        }
+        do {
+            try watchOwnerChanges()  // before asking, so that a peer leaving later is forgotten
+        } catch {
+            return completion(.unknown)
+        }
+        credentialQuestions[uniqueName] = [completion]
+        callAsync(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "GetConnectionCredentials", arguments: [.string(uniqueName)], timeout: 25
+        ) { [weak self] result in
+            guard let self else { return }
+            var credentials: PeerCredentials?
+            if case .success(let values) = result, let entries = values.first?.propertyEntries {
+                var user: UInt32?
+                var groups: [UInt32] = []
+                for (key, value) in entries {
+                    switch (key, value) {
+                    case ("UnixUserID", .uint32(let id)): user = id
+                    case ("UnixGroupIDs", .array(_, let ids)):
+                        groups = ids.compactMap { if case .uint32(let id) = $0 { id } else { nil } }
+                    default: break
+                    }
+                }
+                credentials = user.map { PeerCredentials(userID: $0, groupIDs: groups) }
+            }
+            // Kept while the peer is on the bus: its leaving, which the match sees after this answer, forgets it.
+            if let credentials { self.knownCredentials[uniqueName] = credentials }
+            let lookup = credentials.map(PeerLookup.found) ?? .unknown
+            for waiting in self.credentialQuestions.removeValue(forKey: uniqueName) ?? [] { waiting(lookup) }
+        }
+    }
+
+    /// Calls of one peer that may wait for its credentials (``credentials(of:_:)``).
+    package static let callsWaitingForCredentials = 4
+
+    private var knownCredentials: [String: PeerCredentials] = [:]
+    private var credentialQuestions: [String: [(PeerLookup) -> Void]] = [:]
+
     private func peerLeft(_ name: String) {
+        // The bus answers GetConnectionCredentials before it reports the peer gone: nothing is cached after this.
+        knownCredentials[name] = nil
         guard let watchers = peerWatchers.removeValue(forKey: name) else { return }
         for id in watchers.keys.sorted() { watchers[id]?() }
     }
@@ -361,6 +431,32 @@ package final class DBusConnection {
         peerWatchers[name]?[id] = nil
         if peerWatchers[name]?.isEmpty == true { peerWatchers[name] = nil }
     }
+}
+
+/// What ``DBusConnection/credentials(of:_:)`` found.
+package enum PeerLookup {
+    case found(PeerCredentials)
+    /// The bus could not tell (the peer left).
+    case unknown
+    /// This many of the peer's calls already wait for the answer.
+    case tooManyWaiting(Int)
+
+    /// The error for the caller when its credentials are not found.
+    package func refusal(_ peer: String) -> DBusErrorReply? {
+        switch self {
+        case .found: nil
+        case .unknown: .failed("the bus could not tell who \(peer) is (it left?)")
+        case .tooManyWaiting(let count):
+            .limitsExceeded("\(count) calls of \(peer) already wait for the bus to say who it is: wait for their answers")
+        }
+    }
+}
+
+/// A bus peer's user and groups (``DBusConnection/credentials(of:_:)``).
+package struct PeerCredentials: Sendable, Hashable {
+    package var userID: UInt32
+    /// Its primary and supplementary groups, as the bus reports them.
+    package var groupIDs: [UInt32]
 }
 
 /// A watch on a peer (``DBusConnection/watchPeer(_:onVanish:)``): dropping it ends the watch. Use and drop it on
@@ -401,7 +497,12 @@ package final class DBusMethodCall {
     /// `true` once a reply (or error) has been sent.
     package private(set) var isAnswered = false
 
-    init(message: OpaquePointer) throws(SystemErrno) {
+    /// The connection's count of held calls, this one among them while it lives.
+    private let held: HeldCalls?
+
+    init(message: OpaquePointer, held: HeldCalls? = nil) throws(SystemErrno) {
+        self.held = held
+        held?.count += 1
         self.message = sd_bus_message_ref(message)
         func text(_ value: UnsafePointer<CChar>?) -> String { value.map { String(cString: $0) } ?? "" }
         sender = text(sd_bus_message_get_sender(message))
@@ -420,6 +521,7 @@ package final class DBusMethodCall {
     deinit {
         if !isAnswered { fail(.failed("\(interface).\(member) was not answered (a service bug)")) }
         sd_bus_message_unref(message)
+        held?.count -= 1
     }
 
     /// Sends the method's return values.
@@ -446,25 +548,6 @@ package final class DBusMethodCall {
         _ = sd_bus_error_set(&busError, error.name, error.message)
         _ = sd_bus_reply_method_error(message, &busError)
         sd_bus_error_free(&busError)
-    }
-
-    /// The caller's effective user and group IDs and supplementary groups, from the bus and `/proc`
-    /// (`sd_bus_query_sender_creds`); `nil` when they cannot be had (the caller has left).
-    package var senderCredentials: (userID: UInt32, groupIDs: [UInt32])? {
-        var creds: OpaquePointer?
-        let mask = swift_motion_creds_euid() | swift_motion_creds_egid() | swift_motion_creds_supplementary_gids()
-            | swift_motion_creds_augment()
-        guard sd_bus_query_sender_creds(message, mask, &creds) >= 0 else { return nil }
-        defer { sd_bus_creds_unref(creds) }
-        var uid: uid_t = 0
-        var gid: gid_t = 0
-        guard sd_bus_creds_get_euid(creds, &uid) >= 0 else { return nil }
-        var groups: [UInt32] = []
-        if sd_bus_creds_get_egid(creds, &gid) >= 0 { groups.append(gid) }
-        var list: UnsafePointer<gid_t>? = nil
-        let count = sd_bus_creds_get_supplementary_gids(creds, &list)
-        if count > 0, let list { groups += UnsafeBufferPointer(start: list, count: Int(count)) }
-        return (uid, groups)
     }
 }
 
@@ -501,6 +584,12 @@ final class SignalMatch {
     }
 }
 
+/// How many method calls of a connection are alive, unanswered or being handled, and how many may be.
+final class HeldCalls {
+    var count = 0
+    var limit = 128
+}
+
 /// A closure that C callbacks reach through their `userdata`.
 final class ClosureBox {
     let body: (OpaquePointer?) -> Void
@@ -510,6 +599,7 @@ final class ClosureBox {
 /// One object's interface: its vtable (with the strings it points to) and its handlers, kept alive as long as
 /// the registration (sd-bus reads the vtable for the slot's life).
 final class ObjectRegistration {
+    let heldCalls: HeldCalls
     let method: (DBusMethodCall) throws(DBusErrorReply) -> Void
     let property: (String) -> DBusValue
     let vtable: UnsafeMutablePointer<sd_bus_vtable>
@@ -518,9 +608,10 @@ final class ObjectRegistration {
     var slot: OpaquePointer?
 
     init(
-        interface: DBusInterface, method: @escaping (DBusMethodCall) throws(DBusErrorReply) -> Void,
-        property: @escaping (String) -> DBusValue
+        interface: DBusInterface, heldCalls: HeldCalls,
+        method: @escaping (DBusMethodCall) throws(DBusErrorReply) -> Void, property: @escaping (String) -> DBusValue
     ) {
+        self.heldCalls = heldCalls
         self.method = method
         self.property = property
         count = interface.methods.count + interface.properties.count + interface.signals.count + 2
@@ -586,7 +677,7 @@ final class ObjectRegistration {
         guard let message else { return -EINVAL }
         let call: DBusMethodCall
         do {
-            call = try DBusMethodCall(message: message)
+            call = try DBusMethodCall(message: message, held: heldCalls)
         } catch let failure {
             guard failure.rawValue == E2BIG else {
                 return sd_bus_error_set(
@@ -597,6 +688,11 @@ final class ObjectRegistration {
                 error, "org.freedesktop.DBus.Error.LimitsExceeded",
                 "the call's arguments exceed the service's limits: at most \(limits.values) values, and strings of at "
                     + "most \(limits.stringBytes) bytes")
+        }
+        guard heldCalls.count <= heldCalls.limit else {
+            call.fail(.limitsExceeded(
+                "the service holds \(heldCalls.limit) calls waiting for an answer, its limit: try again shortly"))
+            return 1
         }
         do {
             try method(call)

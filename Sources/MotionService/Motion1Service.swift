@@ -28,8 +28,6 @@ final class Motion1Service {
 
     private var streams: [UInt32: MotionStream] = [:]
     private var owners: [String: DBusPeerWatch] = [:]
-    /// Each client's uid, as the bus told it (unique names are never reused); forgotten when the client leaves.
-    private var users: [String: UInt32] = [:]
     /// The 25 Hz grid of each user with slow raw streams open.
     private var grids: [UInt32: SharedRateGrid] = [:]
     private var nextID: UInt32 = 1
@@ -128,41 +126,42 @@ final class Motion1Service {
         let request = try StreamRequest(
             kind: kind, interval: interval, format: format, options: options, available: manager.availableSensors,
             frames: manager.availableAttitudeReferenceFrames)
-        let user = userID(of: call)
-        try checkLimits(call.sender, user, request)  // before polkit is asked: a flood costs no question
-        let privileged = inHighRateGroup(call)
-        // Who may: polkit's claim-sensor for every stream, then the high-rate right for fast raw ones; asked
-        // without blocking, the stream opens once allowed.
-        authorizer.authorizeClaim(for: call.sender, user: user) { [weak self] refusal in
+        // Who the caller is, asked of the bus without waiting; then the limits, before polkit is asked (a flood
+        // costs no question); then polkit's claim-sensor for every stream and the high-rate right for fast raw ones,
+        // asked without blocking: the stream opens once allowed.
+        connection.credentials(of: call.sender) { [weak self] lookup in
             guard let self else { return }
-            if let refusal { return call.fail(refusal) }
-            guard request.needsHighRateRight, !privileged else {
-                return self.open(call, request, user: user, onSharedGrid: !privileged && request.isRaw)
+            guard case .found(let credentials) = lookup else { return call.fail(lookup.refusal(call.sender)!) }
+            let user = credentials.userID
+            do throws(DBusErrorReply) {
+                try self.checkLimits(call.sender, user, request)
+            } catch {
+                return call.fail(error)
             }
-            self.authorizer.check(PolkitAuthorizer.highRate, for: call.sender, user: user) { decision in
-                switch decision {
-                case .allowed: self.open(call, request, user: user, onSharedGrid: false)
-                case .overLimit(let reason): call.fail(.limitsExceeded(reason))
-                default: call.fail(self.highRateRefusal(request))
+            let privileged = self.inHighRateGroup(credentials)
+            self.authorizer.authorizeClaim(for: call.sender, user: user) { [weak self] refusal in
+                guard let self else { return }
+                if let refusal { return call.fail(refusal) }
+                guard request.needsHighRateRight, !privileged else {
+                    return self.open(call, request, user: user, onSharedGrid: !privileged && request.isRaw)
+                }
+                self.authorizer.check(PolkitAuthorizer.highRate, for: call.sender, user: user) { decision in
+                    switch decision {
+                    case .allowed: self.open(call, request, user: user, onSharedGrid: false)
+                    case .overLimit(let reason): call.fail(.limitsExceeded(reason))
+                    default: call.fail(self.highRateRefusal(request))
+                    }
                 }
             }
         }
     }
 
-    /// The caller's uid: asked of the bus, and remembered while the client has streams open.
-    private func userID(of call: DBusMethodCall) -> UInt32? {
-        users[call.sender] ?? call.senderCredentials?.userID
-    }
-
     /// Refuses a stream over the caller's, its user's or the service's limits (``ServiceLimits``).
-    private func checkLimits(_ client: String, _ user: UInt32?, _ request: StreamRequest) throws(DBusErrorReply) {
+    private func checkLimits(_ client: String, _ user: UInt32, _ request: StreamRequest) throws(DBusErrorReply) {
         let own = streams.values.filter { $0.owner == client }.count
         if own >= limits.streamsPerClient {
             throw .limitsExceeded(
                 "\(client) has \(own) streams open, the most one client may: close one (CloseStream) first")
-        }
-        guard let user else {
-            throw .failed("the bus could not tell who \(client) is: its user cannot be held to its limits")
         }
         let theirs = streams.values.filter { $0.user == user }
         if theirs.count >= limits.streamsPerUser {
@@ -181,7 +180,7 @@ final class Motion1Service {
         }
     }
 
-    private func open(_ call: DBusMethodCall, _ request: StreamRequest, user: UInt32?, onSharedGrid: Bool) {
+    private func open(_ call: DBusMethodCall, _ request: StreamRequest, user: UInt32, onSharedGrid: Bool) {
         do throws(DBusErrorReply) {
             try checkLimits(call.sender, user, request)  // again: others may have opened streams meanwhile
             try openAuthorized(call, request, user: user, onSharedGrid: onSharedGrid)
@@ -191,7 +190,7 @@ final class Motion1Service {
     }
 
     private func openAuthorized(
-        _ call: DBusMethodCall, _ request: StreamRequest, user: UInt32?, onSharedGrid: Bool
+        _ call: DBusMethodCall, _ request: StreamRequest, user: UInt32, onSharedGrid: Bool
     ) throws(DBusErrorReply) {
         if let twin = streams.values.first(where: { $0.owner == call.sender && $0.request == request }) {
             throw DBusErrorReply(
@@ -206,11 +205,10 @@ final class Motion1Service {
                 throw .failed("cannot follow the client \(client) on the bus: \(error.message)")
             }
         }
-        users[call.sender] = user
         let id = nextID
         nextID = nextID == UInt32.max ? 1 : nextID + 1
         var grid: SharedRateGrid? = nil
-        if onSharedGrid, let user {
+        if onSharedGrid {
             grid = grids[user] ?? SharedRateGrid(interval: StreamRequest.highRateInterval)
             grids[user] = grid
         }
@@ -235,13 +233,12 @@ final class Motion1Service {
         }
         log(
             "\(call.sender) opened stream \(id): \(request.kind.rawValue) every \(request.interval) s as "
-                + request.format.rawValue + (grid == nil ? "" : ", on uid \(user!)'s 25 Hz grid"))
+                + request.format.rawValue + (grid == nil ? "" : ", on uid \(user)'s 25 Hz grid"))
         call.reply([.fileDescriptor(clientEnd), .uint32(id)])
     }
 
-    /// Root, or a member of the high-rate group (from the bus's credentials of the caller).
-    private func inHighRateGroup(_ call: DBusMethodCall) -> Bool {
-        guard let credentials = call.senderCredentials else { return false }
+    /// Root, or a member of the high-rate group (the groups the bus reports for the caller).
+    private func inHighRateGroup(_ credentials: PeerCredentials) -> Bool {
         if credentials.userID == 0 { return true }
         guard let group = getgrnam(highRateGroup) else { return false }
         return credentials.groupIDs.contains(group.pointee.gr_gid)
@@ -261,7 +258,6 @@ final class Motion1Service {
         streams[stream.id] = nil
         if !streams.values.contains(where: { $0.owner == stream.owner }) {
             owners[stream.owner] = nil
-            users[stream.owner] = nil
         }
         if let user = stream.user, !streams.values.contains(where: { $0.user == user && $0.grid != nil }) {
             grids[user] = nil
@@ -273,7 +269,6 @@ final class Motion1Service {
             stream.close(because: "the client left the bus")
         }
         owners[client] = nil
-        users[client] = nil
     }
 
     /// Closes every stream: the service is stopping.

@@ -117,6 +117,7 @@ package enum MotionDaemon {
         let stopping = LockedState(false)
         let services = try await loop.submit { () throws(MotionError) -> LoopBound<Services> in
             let connection = try DBusConnection.system(on: loop)
+            connection.maximumHeldCalls = serviceLimits.heldCalls
             let authorizer = PolkitAuthorizer(
                 connection: connection, use: configuration.polkit, limits: serviceLimits, log: log)
             let proxy = SensorProxyService(

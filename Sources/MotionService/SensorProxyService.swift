@@ -202,23 +202,26 @@ final class SensorProxyService {
         guard let sensor = ProxySensor(rawValue: String(call.member.dropFirst(claim ? 5 : 7))) else {
             throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownMethod", "unknown method \(call.member)")
         }
-        if claim && sensor == .compass {
-            try self.claim(sensor, call)  // the compass is open to any user, as iio-sensor-proxy 3.6+ (geoclue)
-        } else if claim {
-            // Who may claim: polkit (claim-sensor), asked without blocking; the claim goes on once allowed.
-            // iio-sensor-proxy 3.4+'s action, as its clients' and the distributions' polkit rules expect.
-            authorizer.authorizeClaim(
-                for: call.sender, user: call.senderCredentials?.userID, action: PolkitAuthorizer.sensorProxyClaimSensor
-            ) { [weak self] refusal in
-                if let refusal {
-                    call.fail(refusal)
-                    return
+        if claim {
+            // Who the caller is (asked of the bus without waiting, for the per-user limits), then who may claim:
+            // polkit, asked without blocking either; the claim goes on once allowed. The compass is open to any
+            // user, as iio-sensor-proxy 3.6+ (geoclue); the others ask iio-sensor-proxy 3.4+'s action, as its
+            // clients' and the distributions' polkit rules expect.
+            connection.credentials(of: call.sender) { [weak self] lookup in
+                guard let self else { return }
+                guard case .found(let credentials) = lookup else { return call.fail(lookup.refusal(call.sender)!) }
+                let user = credentials.userID
+                let proceed = { [weak self] (refusal: DBusErrorReply?) in
+                    if let refusal { return call.fail(refusal) }
+                    do throws(DBusErrorReply) {
+                        try self?.claim(sensor, call, user: user)
+                    } catch {
+                        call.fail(error)
+                    }
                 }
-                do throws(DBusErrorReply) {
-                    try self?.claim(sensor, call)
-                } catch {
-                    call.fail(error)
-                }
+                if sensor == .compass { return proceed(nil) }
+                self.authorizer.authorizeClaim(
+                    for: call.sender, user: user, action: PolkitAuthorizer.sensorProxyClaimSensor, proceed)
             }
         } else {
             try release(sensor, by: call.sender)
@@ -226,12 +229,9 @@ final class SensorProxyService {
         }
     }
 
-    private func claim(_ sensor: ProxySensor, _ call: DBusMethodCall) throws(DBusErrorReply) {
+    private func claim(_ sensor: ProxySensor, _ call: DBusMethodCall, user: UInt32) throws(DBusErrorReply) {
         let client = call.sender
         if claims[sensor]?[client] == nil {
-            guard let user = claimers[client] ?? call.senderCredentials?.userID else {
-                throw .failed("the bus could not tell who \(client) is: its user cannot be held to its limits")
-            }
             let held = claims.values.reduce(0) { total, holders in
                 total + holders.keys.filter { claimers[$0] == user }.count
             }
@@ -257,6 +257,13 @@ final class SensorProxyService {
                 throw .limitsExceeded(
                     "\(client) has \(Self.pendingClaimsPerClient) Claim\(sensor.rawValue) calls waiting for the first "
                         + "value: wait for their replies")
+            }
+            let user = claimers[client]
+            let waiting = pending.values.joined().filter { claimers[$0.sender] == user }.count
+            guard waiting < limits.waitingClaimsPerUser else {
+                throw .limitsExceeded(
+                    "uid \(user.map(String.init) ?? "?") has \(waiting) claims waiting for a first value, the most one "
+                        + "user may: wait for their replies")
             }
             pending[sensor, default: []].append(call)
         } else {

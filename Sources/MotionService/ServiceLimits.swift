@@ -23,7 +23,13 @@ package struct ServiceLimits: Sendable, Hashable {
     package var pendingChecksPerUser = 16
     package var pendingChecks = 64
     /// Calls that may wait on one pending polkit check (the same client asking the same thing again).
-    package var callsPerPendingCheck = 16
+    package var callsPerPendingCheck = 4
+    /// `Claim…` calls of one user that may wait for a sensor's first value, in all.
+    package var waitingClaimsPerUser = 16
+    /// Calls the service holds unanswered, in all (waiting for polkit or a first value): each keeps its message
+    /// and up to 16 descriptors a caller may attach (the system bus's limit per message), so 128 hold at most
+    /// 2,048 of the process's descriptors, beside its streams'.
+    package var heldCalls = 128
 
     package init() {}
 

@@ -12,6 +12,8 @@ import IIOTestbed
 ///   orientation stream; prints `{"claimed": n, "streams": n, "refused": {…}}`, then holds until killed.
 /// - `flood CALLS`: sends CALLS OpenStream calls at once on one connection without waiting, then waits for every
 ///   answer (at most 60 s); prints `{"answered": n, "opened": n, "refused": {error: count}, "message": …}`.
+/// - `fdflood CONNECTIONS CALLS`: CALLS OpenStream calls on each connection, each carrying 16 descriptors, sent at
+///   once; prints `{"sent": n}`, then, once all are answered (at most 60 s), the counts as `flood` does.
 /// - `options ENTRIES`: one OpenStream with an options dictionary of ENTRIES entries; prints `{"error": name,
 ///   "message": …}` or `{"opened": 1}`.
 struct HostileClient {
@@ -119,6 +121,45 @@ struct HostileClient {
             for i in range(calls):
                 interface.OpenStream("samples", dbus.Double(0.04 + i * 0.001), "csv", no_options(),
                                      reply_handler=opened, error_handler=failed, timeout=60)
+            GLib.timeout_add_seconds(60, loop.quit)
+            loop.run()
+            out(result)
+
+        elif command == "fdflood":
+            # CALLS OpenStream calls on each of CONNECTIONS connections, each with 16 descriptors attached (the
+            # system bus's most per message; OpenStream takes none), all sent without waiting.
+            from gi.repository import Gio, GLib
+            connections, calls = int(sys.argv[2]), int(sys.argv[3])
+            loop = GLib.MainLoop()
+            result = {"answered": 0, "opened": 0, "refused": {}}
+            total = connections * calls
+            def done(connection, task):
+                try:
+                    connection.call_with_unix_fd_list_finish(task)
+                    result["opened"] += 1
+                except GLib.Error as error:
+                    name = Gio.DBusError.get_remote_error(error) or str(error)
+                    result["refused"][name] = result["refused"].get(name, 0) + 1
+                result["answered"] += 1
+                if result["answered"] == total:
+                    loop.quit()
+            held = []
+            for c in range(connections):
+                connection = Gio.DBusConnection.new_for_address_sync(
+                    address, Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION,
+                    None, None)
+                held.append(connection)
+                for i in range(calls):
+                    fds = Gio.UnixFDList.new()
+                    for _ in range(16):
+                        descriptor = os.open("/dev/null", os.O_RDONLY)
+                        fds.append(descriptor)
+                        os.close(descriptor)
+                    parameters = GLib.Variant("(sdsa{sv})", ("samples", 0.04 + (c * calls + i) * 1e-6, "csv", {}))
+                    connection.call_with_unix_fd_list(
+                        "org.swiftmotion.Motion1", "/org/swiftmotion/Motion1", "org.swiftmotion.Motion1", "OpenStream",
+                        parameters, None, Gio.DBusCallFlags.NONE, 60000, fds, None, done)
+            out({"sent": total})
             GLib.timeout_add_seconds(60, loop.quit)
             loop.run()
             out(result)

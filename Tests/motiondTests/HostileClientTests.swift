@@ -229,10 +229,43 @@ struct HostileClientTests {
             let report = try await HostileClient.report(attacker, limit: 90)
             #expect(report["answered"] as? Int == 300, "\(report)")
             let refused = report["refused"] as? [String: Int] ?? [:]
-            #expect((refused["org.freedesktop.DBus.Error.LimitsExceeded"] ?? 0) >= 300 - 16, "\(report)")
-            #expect((report["opened"] as? Int ?? 0) <= 16, "\(report)")
+            #expect((refused["org.freedesktop.DBus.Error.LimitsExceeded"] ?? 0) >= 300 - 4, "\(report)")
+            #expect((report["opened"] as? Int ?? 0) <= 4, "\(report)")
             #expect(service.process.isRunning)
             await client.close()
+        }
+    }
+
+    @Test("Calls carrying descriptors, held while polkit answers slowly: the service holds a bounded number of them")
+    func descriptorFlood() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.make(testbed)
+            defer { fixture.stop() }
+            let polkit = try fixture.bus.start("/usr/bin/python3", ["-c", Self.slowPolkit])
+            defer { polkit.stop() }
+            #expect(try await polkit.wait(timeout: 20) { $0.contains("polkit ready") }, "\(polkit.text)")
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let pid = service.process.processIdentifier
+            let before = Self.descriptors(pid)
+            // 16 connections × 16 calls, each with 16 descriptors attached: 4,096 descriptors, if all were held.
+            let attacker = try HostileClient.start(fixture.bus, ["fdflood", "16", "16"])
+            defer { attacker.stop() }
+            _ = try await HostileClient.report(attacker)
+            var most = 0
+            for _ in 0..<40 {  // while polkit sits on the questions (3 s)
+                most = max(most, Self.descriptors(pid))
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            // At most 128 calls are held unanswered (4 per client while the bus says who it is, then 16 polkit
+            // questions of 4 calls per user): 2,048 descriptors, where 4,096 came.
+            #expect(most - before <= 128 * 16 + 64, "motiond held \(most - before) more descriptors")
+            let report = try await HostileClient.report(attacker, 2, limit: 90)
+            #expect(report["answered"] as? Int == 256, "\(report)")
+            #expect(((report["refused"] as? [String: Int])?["org.freedesktop.DBus.Error.LimitsExceeded"] ?? 0) >= 256 - 128, "\(report)")
+            // Afterwards: the streams polkit let open (64 at most, one descriptor each), and nothing held.
+            #expect(await eventually { Self.descriptors(pid) <= before + 64 + 16 }, "\(Self.descriptors(pid)) descriptors after")
+            #expect(service.process.isRunning)
         }
     }
 
