@@ -210,9 +210,8 @@ struct HostileClientTests {
         try await Testbed.run { testbed in
             let fixture = try await ServiceFixture.make(testbed)
             defer { fixture.stop() }
-            let polkit = try fixture.bus.start("/usr/bin/python3", ["-c", Self.slowPolkit])
+            let polkit = try await Self.startSlowPolkit(fixture.bus)
             defer { polkit.stop() }
-            #expect(try await polkit.wait(timeout: 20) { $0.contains("polkit ready") }, "\(polkit.text)")
             let service = try await fixture.startService()
             defer { service.stop() }
             let attacker = try HostileClient.start(fixture.bus, ["flood", "300"])
@@ -241,9 +240,8 @@ struct HostileClientTests {
         try await Testbed.run { testbed in
             let fixture = try await ServiceFixture.make(testbed)
             defer { fixture.stop() }
-            let polkit = try fixture.bus.start("/usr/bin/python3", ["-c", Self.slowPolkit])
+            let polkit = try await Self.startSlowPolkit(fixture.bus)
             defer { polkit.stop() }
-            #expect(try await polkit.wait(timeout: 20) { $0.contains("polkit ready") }, "\(polkit.text)")
             let service = try await fixture.startService()
             defer { service.stop() }
             let pid = service.process.processIdentifier
@@ -267,6 +265,16 @@ struct HostileClientTests {
             #expect(await eventually { Self.descriptors(pid) <= before + 64 + 16 }, "\(Self.descriptors(pid)) descriptors after")
             #expect(service.process.isRunning)
         }
+    }
+
+    /// Starts ``slowPolkit`` on `bus` and waits (at most 20 s) until it serves.
+    static func startSlowPolkit(_ bus: PrivateSystemBus) async throws -> ChildProcess {
+        let polkit = try bus.start("/usr/bin/python3", ["-c", slowPolkit])
+        guard try await polkit.wait(timeout: 20, until: { $0.contains("polkit ready") }) else {
+            polkit.stop()
+            throw TestbedError("the slow polkit did not start within 20 s: \(polkit.text)")
+        }
+        return polkit
     }
 
     /// A polkit authority that allows everything, each answer 3 s late.
