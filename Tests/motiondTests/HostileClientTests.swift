@@ -77,6 +77,47 @@ struct HostileClientTests {
         }
     }
 
+    @Test("At a low open-file limit, a flood of streams never takes the descriptors a device reopening needs")
+    func descriptorReserve() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            // 300 files: 256 kept for the bus, the devices and udev, so 44 streams in all. The per-client and per-user
+            // limits are raised past the file limit, so that only the cap in all stands between a flood and it.
+            let service = try await fixture.startService(
+                ["--max-streams-per-client", "1000", "--max-streams-per-user", "1000"],
+                launcher: ["/usr/bin/prlimit", "--nofile=300:300", "--"])
+            defer { service.stop() }
+            #expect(service.text.contains("at most 44 streams in all"), "\(service.text)")
+            let client = try await BusClient(address: fixture.bus.address)
+            let good = try await client.openStream("samples", interval: 0.01, format: "csv", options: [("buffer", .uint32(8192))])
+            defer { good.close() }
+            let feeder = fixture.feedInRealTime()
+            defer { feeder.cancel() }
+            #expect(await good.read { _ in good.csvTimestamps.count >= 20 })
+            // Slow sample streams (root's: no shared grid, so the device's demand stays the good stream's 10 ms).
+            let attacker = try HostileClient.start(fixture.bus, ["open", "4", "100", "samples", "1"], asRoot: true)
+            defer { attacker.stop() }
+            let report = try await HostileClient.report(attacker)
+            #expect(report["opened"] as? Int == 43, "\(report)")
+            #expect((report["message"] as? String)?.contains("the service has 44 streams open, its limit") == true, "\(report)")
+            // At the cap, a claim changes the demand (orientation needs the device's own rate): the device reopens
+            // with the descriptors kept for it, and the good stream goes on without a gap.
+            let before = good.csvTimestamps.count
+            let opened = service.text.components(separatedBy: "(lis3dh) opened").count
+            let monitor = try fixture.bus.start("/usr/bin/monitor-sensor")
+            defer { monitor.stop() }
+            #expect(await eventually { service.text.components(separatedBy: "(lis3dh) opened").count > opened }, "\(service.text)")
+            #expect(await good.read { _ in good.csvTimestamps.count >= before + 200 })
+            let times = good.csvTimestamps
+            let steps = zip(times.dropFirst(), times).map { $0 - $1 }
+            #expect(steps.allSatisfy { abs($0 - 0.01) < 1e-6 }, "\(steps.filter { abs($0 - 0.01) >= 1e-6 }.prefix(5))")
+            #expect(!service.text.contains("Too many open files"), "\(service.text)")
+            #expect(service.process.isRunning)
+            await client.close()
+        }
+    }
+
     @Test("120 connections of one user, each claiming four sensors and opening a stream: limits, one bus watch, the service serves on")
     func claimFlood() async throws {
         try await Testbed.run { testbed in

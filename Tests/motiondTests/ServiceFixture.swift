@@ -77,8 +77,10 @@ struct ServiceFixture {
     }
 
     /// Starts motiond with `arguments` and waits (at most 20 s) until it serves the bus name.
-    func startService(_ arguments: [String] = []) async throws -> ChildProcess {
-        let service = try bus.start(Self.executable, arguments)
+    /// `launcher` runs before the service's executable (such as `prlimit --nofile=300:300 --`).
+    func startService(_ arguments: [String] = [], launcher: [String] = []) async throws -> ChildProcess {
+        let command = launcher + [Self.executable] + arguments
+        let service = try bus.start(command[0], Array(command.dropFirst()))
         guard try await service.wait(timeout: 20, until: { $0.contains("serving net.hadess.SensorProxy and") }) else {
             service.stop()
             throw TestbedError("motiond did not start within 20 s: \(service.text)")
