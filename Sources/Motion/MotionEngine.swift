@@ -39,6 +39,9 @@ final class MotionEngine: Sendable {
         var stream: Stream
         var route: Route
         var gate: UpdateIntervalGate
+        /// The interval whose rate the device is asked for: the gate's, unless the subscriber thins the updates
+        /// itself (a service's per-user grid takes every sample, and asks the rate of its own interval).
+        var demandInterval: Double
     }
 
     /// What the registered subscriptions need the producer to compute.
@@ -111,7 +114,9 @@ final class MotionEngine: Sendable {
     ///
     /// With `deferStart`, a lossless replay (``ReplayPacing/asFastAsConsumed``) starts only at the first
     /// ``ensureProducing()`` (an iterator's first `next()`), so subscriptions made together see the same samples.
-    func subscribe(_ stream: Stream, route: Route, interval: Double, deferStart: Bool = false) -> Int? {
+    func subscribe(
+        _ stream: Stream, route: Route, interval: Double, demandInterval: Double? = nil, deferStart: Bool = false
+    ) -> Int? {
         let deferStart = deferStart && isLossless
         enum Outcome {
             case registered(Int)
@@ -122,7 +127,8 @@ final class MotionEngine: Sendable {
             let id = state.nextID
             state.nextID += 1
             state.registrations[id] = Registration(
-                stream: stream, route: route, gate: UpdateIntervalGate(interval: interval))
+                stream: stream, route: route, gate: UpdateIntervalGate(interval: interval),
+                demandInterval: demandInterval ?? interval)
             state.needs = Self.needs(of: state.registrations)
             if case .orientation(let buffer) = route, var current = state.latest.orientation {
                 // The current state first (its `orientationChanged` is false), under the lock so that no change
@@ -181,6 +187,7 @@ final class MotionEngine: Sendable {
         state.withLock { state in
             guard state.registrations[id] != nil else { return }
             state.registrations[id]!.gate = UpdateIntervalGate(interval: interval)
+            state.registrations[id]!.demandInterval = interval
             state.needs = Self.needs(of: state.registrations)
         }
     }
@@ -228,7 +235,7 @@ final class MotionEngine: Sendable {
             }
             switch registration.stream {
             case .accelerometer, .gyroscope, .magnetometer, .deviceMotion, .samples:
-                fastest = min(fastest, registration.gate.interval)
+                fastest = min(fastest, registration.demandInterval)
             case .shake, .orientation:
                 fastest = 0  // events need every sample the device gives at its rate
             }

@@ -66,6 +66,28 @@ extension MotionManager {
         updates(.samples(sensors), interval: interval, policy: bufferingPolicy, route: MotionEngine.Route.samples)
     }
 
+    /// Every sample of `sensors`, while the device is asked for the rate of `demandInterval` seconds (as a
+    /// subscription at that interval would ask it): for a subscriber that thins the samples itself, such as the
+    /// service's per-user grid, which must see every sample to keep its streams on one grid.
+    package func sampleUpdates(
+        sensors: SensorSet, everySampleAskingRateOf demandInterval: Double, bufferingPolicy: MotionBufferingPolicy
+    ) -> MotionUpdates<MotionSample> {
+        updates(
+            .samples(sensors), interval: 0, demandInterval: demandInterval, policy: bufferingPolicy,
+            route: MotionEngine.Route.samples)
+    }
+
+    /// Device motion in `frame` for every sample, while the device is asked for the rate of `demandInterval`
+    /// seconds (see ``sampleUpdates(sensors:everySampleAskingRateOf:bufferingPolicy:)``).
+    package func deviceMotionUpdates(
+        using frame: AttitudeReferenceFrame, everySampleAskingRateOf demandInterval: Double,
+        bufferingPolicy: MotionBufferingPolicy
+    ) -> MotionUpdates<DeviceMotion> {
+        updates(
+            .deviceMotion(frame), interval: 0, demandInterval: demandInterval, policy: bufferingPolicy,
+            route: MotionEngine.Route.deviceMotion)
+    }
+
     // MARK: Scoped subscriptions
 
     /// Runs `body` with accelerometer updates; the subscription ends when `body` returns or throws.
@@ -126,12 +148,13 @@ extension MotionManager {
     }
 
     private func updates<Element: Sendable>(
-        _ stream: MotionEngine.Stream, interval: Double, policy: MotionBufferingPolicy,
+        _ stream: MotionEngine.Stream, interval: Double, demandInterval: Double? = nil, policy: MotionBufferingPolicy,
         route: (DeliveryBuffer<Element>) -> MotionEngine.Route
     ) -> MotionUpdates<Element> {
         precondition(interval >= 0 && interval.isFinite, "An update interval is ≥ 0 seconds, got \(interval).")
         let buffer = DeliveryBuffer<Element>(policy: policy)
-        let id = engine.subscribe(stream, route: route(buffer), interval: interval, deferStart: true) ?? 0
+        let id = engine.subscribe(
+            stream, route: route(buffer), interval: interval, demandInterval: demandInterval, deferStart: true) ?? 0
         return MotionUpdates(subscription: Subscription(id: id, buffer: buffer, engine: engine))
     }
 }

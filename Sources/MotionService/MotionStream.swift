@@ -121,8 +121,8 @@ final class MotionStream: Sendable {
 
     private func run(_ manager: MotionManager) async -> String {
         let policy = MotionBufferingPolicy.bufferingNewest(request.bufferLimit)
-        // On a shared grid: every device sample, kept when on the grid, then thinned to this stream's interval.
-        let interval = grid == nil ? request.interval : 0
+        // On a shared grid: every device sample (the device still asked for this stream's rate), kept when on the
+        // grid, then thinned to this stream's interval.
         var gate = UpdateIntervalGate(interval: grid == nil ? 0 : request.interval)
         let admit = { [grid] (timestamp: Double) -> Bool in
             guard let grid else { return true }
@@ -132,9 +132,13 @@ final class MotionStream: Sendable {
             switch request.kind {
             case .samples:
                 let writer = TraceWriter(format: request.format, sensors: request.sensors, metadata: metadata)
+                let updates =
+                    grid == nil
+                    ? manager.sampleUpdates(sensors: request.sensors, interval: request.interval, bufferingPolicy: policy)
+                    : manager.sampleUpdates(
+                        sensors: request.sensors, everySampleAskingRateOf: request.interval, bufferingPolicy: policy)
                 return try await pump(
-                    manager.sampleUpdates(sensors: request.sensors, interval: interval, bufferingPolicy: policy),
-                    writer, timestamp: \.timestamp, admit: admit
+                    updates, writer, timestamp: \.timestamp, admit: admit
                 ) { sample, writer throws(MotionError) in try writer.write(sample) }
             case .deviceMotion:
                 let columns = OutputRecords.deviceMotionColumns
@@ -142,7 +146,11 @@ final class MotionStream: Sendable {
                     format: request.format, recordType: "attitude", columns: columns, metadata: metadata)
                 var values = [Double](repeating: 0, count: columns.count)
                 return try await pump(
-                    manager.deviceMotionUpdates(using: request.frame, interval: interval, bufferingPolicy: policy),
+                    grid == nil
+                        ? manager.deviceMotionUpdates(
+                            using: request.frame, interval: request.interval, bufferingPolicy: policy)
+                        : manager.deviceMotionUpdates(
+                            using: request.frame, everySampleAskingRateOf: request.interval, bufferingPolicy: policy),
                     writer, timestamp: \.timestamp, admit: admit
                 ) { motion, writer throws(MotionError) in
                     OutputRecords.fill(&values, with: motion, all: true)

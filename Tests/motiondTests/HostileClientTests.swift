@@ -169,6 +169,9 @@ struct HostileClientTests {
             let attacker = try HostileClient.start(fixture.bus, ["open", "12", "1", "samples", "0.04", "read", "4"])
             defer { attacker.stop() }
             #expect((try await HostileClient.report(attacker)["opened"]) as? Int == 12)
+            // The grid takes every sample, yet the device is asked for the streams' rate: 25 Hz of its
+            // 1 10 25 50 100 200 400 (it was left at 100).
+            #expect(await eventually { testbed.attribute(fixture.accelerometer, "sampling_frequency") == "25" })
             let reading = try await HostileClient.report(attacker, 2)
             let union = reading["union"] as? Int ?? 0
             let span = reading["span"] as? Double ?? 0
