@@ -348,9 +348,6 @@ package final class DBusConnection {
     private var nextPeerWatchID: UInt64 = 0
     private var ownerChanges: SignalMatch?
 
-    /// The peers watched now (for tests and the service's figures).
-    package var watchedPeerCount: Int { peerWatchers.count }
-
     private func watchOwnerChanges() throws(MotionError) {
         guard ownerChanges == nil else { return }
         do {
@@ -366,8 +363,8 @@ package final class DBusConnection {
     }
 
     /// The user and groups of the peer `uniqueName`, as the bus knows them (`GetConnectionCredentials`: its
-    /// `UnixUserID` and `UnixGroupIDs`), asked without waiting; `completion` runs on the loop with `nil` when the
-    /// bus cannot tell (the peer left). Remembered while the peer stays on the bus, and one question at a time per
+    /// `UnixUserID` and `UnixGroupIDs`), asked without waiting; `completion` runs on the loop with
+    /// ``PeerLookup/unknown`` when the bus cannot tell (the peer left). Remembered while the peer stays on the bus, and one question at a time per
     /// peer: a client's flood of calls costs one answer, and the loop never waits for the bus while calls (and the
     /// descriptors they may carry) pile up behind it.
     ///
@@ -502,7 +499,6 @@ package final class DBusMethodCall {
 
     init(message: OpaquePointer, held: HeldCalls? = nil) throws(SystemErrno) {
         self.held = held
-        held?.count += 1
         self.message = sd_bus_message_ref(message)
         func text(_ value: UnsafePointer<CChar>?) -> String { value.map { String(cString: $0) } ?? "" }
         sender = text(sd_bus_message_get_sender(message))
@@ -516,6 +512,8 @@ package final class DBusMethodCall {
             sd_bus_message_unref(message)
             throw error
         }
+        // Counted once whole: a call whose arguments cannot be read is never made, and its deinit never runs.
+        held?.count += 1
     }
 
     deinit {

@@ -14,8 +14,9 @@ import IIOTestbed
 ///   answer (at most 60 s); prints `{"answered": n, "opened": n, "refused": {error: count}, "message": …}`.
 /// - `fdflood CONNECTIONS CALLS`: CALLS OpenStream calls on each connection, each carrying 16 descriptors, sent at
 ///   once; prints `{"sent": n}`, then, once all are answered (at most 60 s), the counts as `flood` does.
-/// - `options ENTRIES`: one OpenStream with an options dictionary of ENTRIES entries; prints `{"error": name,
-///   "message": …}` or `{"opened": 1}`.
+/// - `options ENTRIES [CALLS]`: CALLS (default 1) OpenStream calls, one after another, each with an options
+///   dictionary of ENTRIES entries; prints `{"opened": n, "refused": {error: count}, "error": the last refusal's
+///   name, "message": its message}`.
 struct HostileClient {
     static let script = #"""
         import dbus, json, os, sys, time, select
@@ -166,12 +167,19 @@ struct HostileClient {
 
         elif command == "options":
             entries = int(sys.argv[2])
+            calls = int(sys.argv[3]) if len(sys.argv) > 3 else 1
             options = dbus.Dictionary({"k%d" % i: dbus.Int32(i) for i in range(entries)}, signature="sv")
-            try:
-                motion(dbus.bus.BusConnection(address)).OpenStream("samples", dbus.Double(1), "csv", options, timeout=120)
-                out({"opened": 1})
-            except dbus.DBusException as error:
-                out({"error": error.get_dbus_name(), "message": error.get_dbus_message()})
+            interface = motion(dbus.bus.BusConnection(address))
+            result = {"opened": 0, "refused": {}}
+            for _ in range(calls):
+                try:
+                    interface.OpenStream("samples", dbus.Double(1), "csv", options, timeout=120)
+                    result["opened"] += 1
+                except dbus.DBusException as error:
+                    name = error.get_dbus_name()
+                    result["refused"][name] = result["refused"].get(name, 0) + 1
+                    result["error"], result["message"] = name, error.get_dbus_message()
+            out(result)
         """#
 
     /// The script, written once per test process.

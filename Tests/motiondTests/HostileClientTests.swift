@@ -353,6 +353,13 @@ struct HostileClientTests {
             let report = try await HostileClient.report(attacker, limit: 120)
             #expect(report["error"] as? String == "org.freedesktop.DBus.Error.LimitsExceeded", "\(report)")
             #expect((report["message"] as? String)?.contains("at most 256 values") == true, "\(report)")
+            // 200 more over the limit, one after another: each refusal is forgotten, none counts as held.
+            let repeated = try HostileClient.start(fixture.bus, ["options", "300", "200"])
+            defer { repeated.stop() }
+            let repeatedReport = try await HostileClient.report(repeated, limit: 120)
+            #expect(
+                (repeatedReport["refused"] as? [String: Int])?["org.freedesktop.DBus.Error.LimitsExceeded"] == 200,
+                "\(repeatedReport)")
             let devices = try await fixture.bus.busctl([
                 "call", "org.swiftmotion.Motion1", "/org/swiftmotion/Motion1", "org.swiftmotion.Motion1", "ListDevices",
             ])
