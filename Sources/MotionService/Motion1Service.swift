@@ -256,12 +256,8 @@ final class Motion1Service {
     private func remove(_ stream: MotionStream) {
         guard streams[stream.id] === stream else { return }
         streams[stream.id] = nil
-        if !streams.values.contains(where: { $0.owner == stream.owner }) {
-            owners[stream.owner] = nil
-        }
-        if let user = stream.user, !streams.values.contains(where: { $0.user == user && $0.grid != nil }) {
-            grids[user] = nil
-        }
+        if !streams.values.contains(where: { $0.owner == stream.owner }) { owners[stream.owner] = nil }
+        if !streams.values.contains(where: { $0.user == stream.user && $0.grid != nil }) { grids[stream.user] = nil }
     }
 
     private func clientLeft(_ client: String) {

@@ -22,8 +22,8 @@ import Glibc
 final class MotionStream: Sendable {
     let id: UInt32
     let owner: String
-    /// The owner's uid, when the bus told it.
-    let user: UInt32?
+    /// The owner's uid, as the bus told it.
+    let user: UInt32
     let request: StreamRequest
     /// The grid this stream's records come from, shared with the other slow raw streams of its user; `nil` for a
     /// stream with the high-rate right, or an event stream.
@@ -49,7 +49,7 @@ final class MotionStream: Sendable {
     }
 
     private init(
-        id: UInt32, owner: String, user: UInt32?, request: StreamRequest, grid: SharedRateGrid?, socket: Int32
+        id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?, socket: Int32
     ) {
         self.id = id
         self.owner = owner
@@ -61,7 +61,7 @@ final class MotionStream: Sendable {
 
     /// Creates the socket pair; returns the stream and the client's end (the caller passes it, then closes it).
     static func make(
-        id: UInt32, owner: String, user: UInt32?, request: StreamRequest, grid: SharedRateGrid?
+        id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?
     ) throws(SystemErrno) -> (MotionStream, Int32) {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {

@@ -52,10 +52,9 @@ final class PolkitAuthorizer {
         let action: String
         let sender: String
     }
-    /// Each pending question's user and the completions waiting for its answer.
-    private var pending: [Question: (user: UInt32?, waiting: [(Decision) -> Void])] = [:]
-    private var pendingByClient: [String: Int] = [:]
-    private var pendingByUser: [UInt32: Int] = [:]
+    /// Each pending question's user and the completions waiting for its answer (at most
+    /// ``ServiceLimits/pendingChecks`` questions: counted by client and user where they are bounded).
+    private var pending: [Question: (user: UInt32, waiting: [(Decision) -> Void])] = [:]
 
     init(connection: DBusConnection, use: PolkitUse, limits: ServiceLimits, log: @escaping @Sendable (String) -> Void) {
         self.connection = connection
@@ -64,12 +63,9 @@ final class PolkitAuthorizer {
         self.log = log
     }
 
-    /// Questions waiting for polkit now.
-    var pendingCount: Int { pending.count }
-
     /// Asks polkit about `action` for the bus client `sender` (of uid `user`, when known); `completion` runs on
     /// the loop's thread.
-    func check(_ action: String, for sender: String, user: UInt32?, _ completion: @escaping (Decision) -> Void) {
+    func check(_ action: String, for sender: String, user: UInt32, _ completion: @escaping (Decision) -> Void) {
         guard use != .off else {
             completion(.unavailable("polkit is not asked (--polkit off)"))
             return
@@ -85,8 +81,6 @@ final class PolkitAuthorizer {
         }
         if let refusal = overLimit(sender, user) { return completion(.overLimit(refusal)) }
         pending[question] = (user, [completion])
-        pendingByClient[sender, default: 0] += 1
-        if let user { pendingByUser[user, default: 0] += 1 }
         let subject = DBusValue.structure([
             .string("system-bus-name"), .properties([("name", .string(sender))]),
         ])
@@ -101,12 +95,12 @@ final class PolkitAuthorizer {
         }
     }
 
-    private func overLimit(_ sender: String, _ user: UInt32?) -> String? {
-        if pendingByClient[sender, default: 0] >= limits.pendingChecksPerClient {
+    private func overLimit(_ sender: String, _ user: UInt32) -> String? {
+        if pending.keys.filter({ $0.sender == sender }).count >= limits.pendingChecksPerClient {
             return "\(sender) has \(limits.pendingChecksPerClient) polkit checks pending (the limit per client): "
                 + "wait for their answers"
         }
-        if let user, pendingByUser[user, default: 0] >= limits.pendingChecksPerUser {
+        if pending.values.filter({ $0.user == user }).count >= limits.pendingChecksPerUser {
             return "uid \(user) has \(limits.pendingChecksPerUser) polkit checks pending (the limit per user): "
                 + "wait for their answers"
         }
@@ -118,12 +112,6 @@ final class PolkitAuthorizer {
 
     private func answer(_ question: Question, _ decision: Decision) {
         guard let entry = pending.removeValue(forKey: question) else { return }
-        pendingByClient[question.sender, default: 1] -= 1
-        if pendingByClient[question.sender] == 0 { pendingByClient[question.sender] = nil }
-        if let user = entry.user {
-            pendingByUser[user, default: 1] -= 1
-            if pendingByUser[user] == 0 { pendingByUser[user] = nil }
-        }
         for completion in entry.waiting { completion(decision) }
     }
 
@@ -153,7 +141,7 @@ final class PolkitAuthorizer {
     /// mode (unless polkit answered before), refused in `on` mode. `action` is ``claimSensor``
     /// (org.swiftmotion.Motion1) or ``sensorProxyClaimSensor`` (net.hadess.SensorProxy).
     func authorizeClaim(
-        for sender: String, user: UInt32?, action: String = claimSensor,
+        for sender: String, user: UInt32, action: String = claimSensor,
         _ completion: @escaping (DBusErrorReply?) -> Void
     ) {
         check(action, for: sender, user: user) { [use] decision in

@@ -258,12 +258,11 @@ final class SensorProxyService {
                     "\(client) has \(Self.pendingClaimsPerClient) Claim\(sensor.rawValue) calls waiting for the first "
                         + "value: wait for their replies")
             }
-            let user = claimers[client]
             let waiting = pending.values.joined().filter { claimers[$0.sender] == user }.count
             guard waiting < limits.waitingClaimsPerUser else {
                 throw .limitsExceeded(
-                    "uid \(user.map(String.init) ?? "?") has \(waiting) claims waiting for a first value, the most one "
-                        + "user may: wait for their replies")
+                    "uid \(user) has \(waiting) claims waiting for a first value, the most one user may: wait for "
+                        + "their replies")
             }
             pending[sensor, default: []].append(call)
         } else {
