@@ -384,7 +384,7 @@ extension CaptureSource {
     /// A capture opened later sets its own rate and channels (``IIOCapture``). Nothing is thrown: a value that
     /// cannot be written leaves the device as it was, and is returned as a line for the log.
     /// - Returns: What could not be done, one line each.
-    public func prepareAsIioSensorProxy() -> [String] {
+    package func prepareAsIioSensorProxy() -> [String] {
         var warnings: [String] = []
         do {
             _ = try DeviceSetup.configureRate(self, rate: nil, warnings: &warnings)
@@ -392,9 +392,7 @@ extension CaptureSource {
             warnings.append(error.message)
         }
         guard canBuffer else { return warnings }
-        let channels = sensors.compactMap { device.sensor($0) }.flatMap { $0.scanChannels ?? [] }
-            + (device.buffer?.timestamp.map { [$0] } ?? [])
-        for channel in channels {
+        for channel in scanElements.channels {
             let path = device.sysfsPath + "/scan_elements/in_\(channel.id)_en"
             guard (try? Sysfs.read(path).get()) != "1" else { continue }
             if case .failure(let error) = Sysfs.write(path, "1") {
@@ -402,6 +400,13 @@ extension CaptureSource {
             }
         }
         return warnings
+    }
+
+    /// The chosen sensors that have scan channels, and their channels with the device's timestamp: the scan
+    /// elements iio-sensor-proxy enables.
+    var scanElements: (sensors: [IIOSensor], channels: [ScanChannel]) {
+        let sensors = self.sensors.compactMap { device.sensor($0) }.filter { $0.scanChannels != nil }
+        return (sensors, sensors.flatMap { $0.scanChannels! } + (device.buffer?.timestamp.map { [$0] } ?? []))
     }
 }
 

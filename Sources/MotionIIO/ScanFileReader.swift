@@ -50,9 +50,7 @@ final class ScanFileReader: SampleReader {
         sysfsPath = device.sysfsPath
         var warnings = ["reading the scans of iio-sensor-proxy's test suite from \(file) (UMOCKDEV_DIR is set)"]
         let frequency = try DeviceSetup.configureRate(source, rate: configuration.rate, warnings: &warnings)
-        let sensors = source.sensors.compactMap { device.sensor($0) }.filter { $0.scanChannels != nil }
-        let timestamp = device.buffer?.timestamp
-        let channels = sensors.flatMap { $0.scanChannels! } + (timestamp.map { [$0] } ?? [])
+        let (sensors, channels) = source.scanElements
         for channel in channels { _ = Sysfs.write(device.sysfsPath + "/scan_elements/in_\(channel.id)_en", "1") }
         _ = Sysfs.write(device.sysfsPath + "/buffer/enable", "1")
         let layout = ScanLayout(channels: channels.map { ($0.index, $0.type) })
