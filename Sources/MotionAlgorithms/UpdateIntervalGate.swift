@@ -27,7 +27,7 @@ public struct UpdateIntervalGate: Hashable, Sendable {
     @inlinable public var nextDue: Double? { due }
 
     /// The fraction of the longest recent input spacing (at most the interval) by which each cell opens early.
-    @inlinable public static var toleranceFraction: Double { 0.9 }
+    @usableFromInline static var toleranceFraction: Double { 0.9 }
 
     @usableFromInline var due: Double?
     /// The previous sample's timestamp, passed or not.
