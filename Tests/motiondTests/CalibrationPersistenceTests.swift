@@ -31,6 +31,15 @@ struct CalibrationPersistenceTests {
     static let encoder = ScanEncoder(channels: (0..<9).map { ($0, "le:s16/16>>0") } + [(9, "le:s64/64>>0")])
 
     /// Scans `range`, lying still face up with a gyroscope bias of (0.01, −0.02, 0.03) rad/s, 10 ms apart.
+    /// Feeds `seconds` of ``still(_:)`` scans (device time), 10 to a batch.
+    static func feedStill(_ testbed: Testbed, seconds: Int) async throws {
+        for batch in 0..<seconds * 10 {
+            try testbed.feed(
+                "/dev/iio:device0", still(batch * 10..<batch * 10 + 10), scanSize: encoder.scanSize, timeout: 10)
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
     static func still(_ range: Range<Int>) -> [UInt8] {
         encoder.encode(rows: range.map { i in
             [0, 0, 1024, 10, -20, 30, 2200, 0, -4000, 1_000_000_000 + Int64(i) * 10_000_000]
@@ -59,12 +68,7 @@ struct CalibrationPersistenceTests {
                 "device-motion", interval: 0.1, format: "csv", options: [("frame", .string("magnetic-north"))])
             defer { stream.close() }
             #expect(await eventually { testbed.attribute(path, "buffer/enable") == "1" })
-            for batch in 0..<100 {  // 10 s, device time
-                try testbed.feed(
-                    "/dev/iio:device0", Self.still(batch * 10..<batch * 10 + 10), scanSize: Self.encoder.scanSize,
-                    timeout: 10)
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            try await Self.feedStill(testbed, seconds: 10)
             #expect(await stream.read { $0.count >= 100 }, "\(stream.lines.count) lines: \(stream.lines.suffix(3)); \(first.text)")
             first.send(SIGTERM)
             #expect(try await first.waitForExit(timeout: 20) == 0, "\(first.text)")
@@ -127,12 +131,7 @@ struct CalibrationPersistenceTests {
                 "device-motion", interval: 0.1, format: "csv", options: [("frame", .string("magnetic-north"))])
             defer { stream.close() }
             #expect(await eventually { testbed.attribute(path, "buffer/enable") == "1" })
-            for batch in 0..<50 {  // 5 s, device time
-                try testbed.feed(
-                    "/dev/iio:device0", Self.still(batch * 10..<batch * 10 + 10), scanSize: Self.encoder.scanSize,
-                    timeout: 10)
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            try await Self.feedStill(testbed, seconds: 5)
             #expect(await stream.read { $0.count >= 40 }, "\(stream.lines.count) lines: \(stream.lines.suffix(3)); \(service.text)")
             #expect(!stream.ended, "\(service.text)")
             let rows = stream.lines.filter { !$0.hasPrefix("#") && !$0.hasPrefix("t,") }
