@@ -69,7 +69,12 @@ let package = Package(
             ]
         ),
         // The motion service: net.hadess.SensorProxy on the system bus, served from one MotionManager.
-        .target(name: "MotionService", dependencies: ["Motion", "MotionAlgorithms", "MotionCore", "MotionDBus", "MotionIIO"]),
+        .target(
+            name: "MotionService",
+            dependencies: [
+                "Motion", "MotionAlgorithms", "MotionCore", "MotionDBus", "MotionIIO",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]),
         .executableTarget(
             name: "motiond",
             dependencies: [

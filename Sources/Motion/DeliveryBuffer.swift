@@ -20,7 +20,8 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
 
     private enum Consumer {
         case iterator
-        case handler(Scheduler, Handler)
+        /// A handler, and what runs once the source has ended normally (handlers of the public API get nothing then).
+        case handler(Scheduler, Handler, ended: (@Sendable () -> Void)?)
     }
 
     private struct State {
@@ -55,6 +56,7 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
     private enum Step {
         case element(Element)
         case error(MotionError)
+        case ended(@Sendable () -> Void)
         case done
     }
 
@@ -68,10 +70,17 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
         consumer = .iterator
     }
 
-    /// A buffer whose elements are passed to `handler`, run by `scheduler`.
-    init(policy: MotionBufferingPolicy, scheduler: @escaping Scheduler, handler: @escaping Handler) {
+    /// A buffer whose elements are passed to `handler`, run by `scheduler`; `ended` runs (by `scheduler`, after
+    /// the last element) when the source ends normally.
+    ///
+    /// A scheduler that runs the drain at once (`{ $0() }`) makes a synchronous consumer: the handler runs on the
+    /// producer's thread inside ``send(_:)``, outside the lock.
+    init(
+        policy: MotionBufferingPolicy, scheduler: @escaping Scheduler, handler: @escaping Handler,
+        ended: (@Sendable () -> Void)? = nil
+    ) {
         self.policy = policy
-        consumer = .handler(scheduler, handler)
+        consumer = .handler(scheduler, handler, ended: ended)
     }
 
     /// The number of elements dropped because the consumer was `policy.limit` elements behind.
@@ -101,7 +110,7 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
                     state.items.append(element)
                 }
             }
-            if case .handler(let scheduler, _) = consumer, !state.isDraining {
+            if case .handler(let scheduler, _, _) = consumer, !state.isDraining {
                 state.isDraining = true
                 return (true, .schedule(scheduler))
             }
@@ -113,6 +122,26 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
         case .schedule(let scheduler): scheduler { self.drain() }
         }
         return open
+    }
+
+    /// Queues `element` without handing it to anyone: for the engine, under its own lock, on a buffer no consumer
+    /// has seen yet (the current orientation of a new subscription). ``deliverPrimed()`` hands it over.
+    func prime(_ element: Element) {
+        state.withLock { state in
+            if state.items.count < policy.limit { state.items.append(element) }
+        }
+    }
+
+    /// Schedules a handler's drain of what ``prime(_:)`` queued (an iterator takes it at its next `next()`).
+    func deliverPrimed() {
+        let scheduler: Scheduler? = state.withLock { state in
+            guard case .handler(let scheduler, _, _) = consumer, !state.isDraining, !state.items.isEmpty else {
+                return nil
+            }
+            state.isDraining = true
+            return scheduler
+        }
+        scheduler? { self.drain() }
     }
 
     /// Suspends the producer until the consumer has room for one more element (or has gone).
@@ -139,7 +168,7 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
                 state.endDelivered = true
                 return (.resume(waiting), producer)
             }
-            if case .handler(let scheduler, _) = consumer, !state.isDraining {
+            if case .handler(let scheduler, _, _) = consumer, !state.isDraining {
                 state.isDraining = true
                 return (.schedule(scheduler), producer)
             }
@@ -202,7 +231,7 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
 
     /// Runs on the handler's queue: passes the waiting elements to the handler one at a time, then the end.
     private func drain() {
-        guard case .handler(_, let handler) = consumer else { return }
+        guard case .handler(_, let handler, let ended) = consumer else { return }
         while true {
             let step: Step = state.withLock { state in
                 if state.isClosed {
@@ -215,9 +244,15 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
                 }
                 if let end = state.end, !state.endDelivered {
                     state.endDelivered = true
-                    if case .failure(let error) = end {
+                    switch end {
+                    case .failure(let error):
                         state.handlerThread = pthread_self()
                         return .error(error)
+                    case .success:
+                        if let ended {
+                            state.handlerThread = pthread_self()
+                            return .ended(ended)
+                        }
                     }
                 }
                 state.isDraining = false
@@ -226,6 +261,7 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
             switch step {
             case .element(let element): handler(element, nil)
             case .error(let error): handler(nil, error)
+            case .ended(let ended): ended()
             case .done: return
             }
             let (waiters, producer) = state.withLock { state in

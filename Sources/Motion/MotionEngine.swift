@@ -131,18 +131,20 @@ final class MotionEngine: Sendable {
                 demandInterval: demandInterval ?? interval)
             state.needs = Self.needs(of: state.registrations)
             if case .orientation(let buffer) = route, var current = state.latest.orientation {
-                // The current state first (its `orientationChanged` is false), under the lock so that no change
-                // the producer routes can overtake it. A new buffer has no waiting consumer: nothing is resumed.
+                // The current state first (its `orientationChanged` is false), queued under the lock so that no
+                // change the producer routes can overtake it; handed over after the lock (a handler may run at
+                // once, on this thread).
                 current.previousOrientation = current.orientation
                 current.previousTilt = current.tilt
                 current.previousIIOSensorProxyOrientation = current.iioSensorProxyOrientation
-                buffer.send(current)
+                buffer.prime(current)
             }
             if !deferStart { startProducer(&state) }
             return .registered(id)
         }
         switch outcome {
         case .registered(let id):
+            if case .orientation(let buffer) = route { buffer.deliverPrimed() }
             return id
         case .ended(let end):
             route.finish(end)

@@ -83,11 +83,11 @@ final class ServiceClient: Sendable {
 }
 
 /// The service's samples stream, read like a device: opened on demand, reopened when the wanted interval or
-/// sensors change, read without blocking (the task waits on the reactor for the socket).
+/// sensors change, read without blocking (the task waits on the reactor for the stream's descriptor).
 final class ServiceInput {
     let busAddress: String?
     private var client: ServiceClient?
-    private var socket: Int32 = -1
+    private var stream: Int32 = -1
     private var openedFor: (interval: Double, sensors: SensorSet)?
     /// The stream's CSV header line, once received.
     private var header: [UInt8]?
@@ -126,9 +126,9 @@ final class ServiceInput {
     /// Waits for the next samples, opening the stream if needed.
     func fetch(fastestInterval interval: Double, sensors: SensorSet) async throws(MotionError) {
         while nextInBatch >= batch.count {
-            if socket < 0 { try open(interval: interval, sensors: sensors) }
+            if stream < 0 { try open(interval: interval, sensors: sensors) }
             var buffer = [UInt8](repeating: 0, count: 65536)
-            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            let count = buffer.withUnsafeMutableBytes { read(stream, $0.baseAddress, $0.count) }
             if count > 0 {
                 pendingBytes += buffer[..<count]
                 try parseLines()
@@ -144,7 +144,7 @@ final class ServiceInput {
                 throw MotionError(.ioFailure, "reading the motion service's stream failed", underlying: SystemErrno(code))
             }
             do {
-                _ = try await Reactor.shared.wait(readable: [socket])
+                _ = try await Reactor.shared.wait(readable: [stream])
             } catch {
                 throw MotionError(.cancelled, "reading the motion service's stream was cancelled")
             }
@@ -170,7 +170,8 @@ final class ServiceInput {
         guard case .fileDescriptor(let descriptor)? = reply.first, descriptor >= 0 else {
             throw MotionError(.ioFailure, "the motion service's OpenStream replied \(reply)")
         }
-        socket = descriptor
+        stream = descriptor
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)  // ours alone: the service closed its copy
         openedFor = (interval, sensors)
         header = nil
         pendingBytes = []
@@ -206,13 +207,13 @@ final class ServiceInput {
         nextInBatch = 0
     }
 
-    /// Closes the stream (the service sees its socket closed and ends it); the next fetch reopens it.
+    /// Closes the stream (the service sees its pipe closed and ends it); the next fetch reopens it.
     func close() {
-        if socket >= 0 {
-            Reactor.shared.forget(socket)  // before the close: the number may be reused by another wait
-            Glibc.close(socket)
+        if stream >= 0 {
+            Reactor.shared.forget(stream)  // before the close: the number may be reused by another wait
+            Glibc.close(stream)
         }
-        socket = -1
+        stream = -1
         openedFor = nil
         batch = []
         nextInBatch = 0

@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// `org.swiftmotion.Motion1` served from the service's `MotionManager`, on the D-Bus loop's thread: devices, and
-/// streams over passed sockets, one subscription each, off one shared device that runs at the fastest rate asked
+/// streams over passed pipes, one subscription each, off one shared device that runs at the fastest rate asked
 /// and only while a stream or claim needs it.
 ///
 /// Who may do what: raw samples and device motion faster than 25 Hz (``StreamRequest/highRateInterval``) need
@@ -219,7 +219,7 @@ final class Motion1Service {
         } catch where error.rawValue == EMFILE || error.rawValue == ENFILE {
             throw .limitsExceeded("the service has no file descriptor left for a stream: try again later")
         } catch {
-            throw .failed("cannot create the stream's socket: \(error)")
+            throw .failed("cannot create the stream's pipe: \(error)")
         }
         defer { close(clientEnd) }  // the reply carries a duplicate
         streams[id] = stream

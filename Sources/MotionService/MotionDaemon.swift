@@ -77,6 +77,8 @@ package enum MotionDaemon {
     package static func run(
         _ configuration: ServiceConfiguration, log: @escaping @Sendable (String) -> Void
     ) async throws(MotionError) {
+        // A stream whose client closed its end fails its next write with EPIPE, and ends (`MotionStream`).
+        signal(SIGPIPE, SIG_IGN)
         var calibration: DeviceMotionFilter.State? = nil
         if let path = configuration.calibrationPath {
             do {

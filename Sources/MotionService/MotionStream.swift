@@ -1,3 +1,4 @@
+import DequeModule
 import Motion
 import MotionAlgorithms
 import MotionCore
@@ -8,14 +9,16 @@ import MotionTrace
 import Glibc
 #endif
 
-/// One open stream: a subscription of the service's `MotionManager`, written as text lines to the client's end
-/// of a socket pair.
+/// One open stream: a subscription of the service's `MotionManager`, written as text lines to a pipe whose read end
+/// the client holds.
 ///
-/// The subscription has its own bounded buffer (``StreamRequest/bufferLimit`` records, newest kept), so a client
-/// that stops reading never slows the others nor grows the service's memory: its records are dropped, and the
-/// next line it reads after a gap is a `dropped` event with the count (JSON Lines; a `# event:` comment line in
-/// CSV). The socket is written without blocking; a full socket waits, at no cost, until the client reads
-/// (`Reactor.wait(writable:)`).
+/// Records are written on the producer's thread as the engine routes them
+/// (`MotionManager.subscribeOnProducer`): the line rendered, one non-blocking `send`; no task and no queue per
+/// record. While the pipe is full, records wait in the stream (at most ``StreamRequest/bufferLimit``, newest
+/// kept) and a task waits, at no cost, until the client reads (`Reactor.wait(writable:)`), then sends them. A
+/// client that stops reading so never slows the others nor grows the service's memory: its records are dropped,
+/// and the next line it reads after a gap is a `dropped` event with the count (JSON Lines; a `# event:` comment
+/// line in CSV).
 ///
 /// A stream on a user's ``SharedRateGrid`` (raw samples or device motion of a user without the high-rate right)
 /// subscribes to every device sample and keeps those on the grid, then thins them to its own interval.
@@ -28,82 +31,324 @@ final class MotionStream: Sendable {
     /// The grid this stream's records come from, shared with the other slow raw streams of its user; `nil` for a
     /// stream with the high-rate right, or an event stream.
     let grid: SharedRateGrid?
-    private let socket: Int32
-    private let state = LockedState(State())
+    /// The write end of the stream's pipe (non-blocking).
+    private let descriptor: Int32
+    private let state: LockedState<State>
 
     private struct State {
+        var renderer: StreamRenderer
+        /// Thins the records of a stream on a shared grid to its interval (the engine's gate does it otherwise).
+        var gate: UpdateIntervalGate
+        /// The rest of what the pipe took in part, from `partialOffset`: sent before anything else.
+        var partial: [UInt8] = []
+        var partialOffset = 0
+        /// `partial` ends a record (not only the header of a stream that ended without one).
+        var partialIsRecord = false
+        /// Records that came while the pipe was full, oldest first: at most the request's buffer.
+        var waiting: Deque<MotionRecord> = []
         var delivered: UInt64 = 0
-        var task: Task<Void, Never>?
-        var closeReason: String?
-        /// The subscription's drop count, read live (it grows while the writer waits for the client).
-        var droppedCount: (@Sendable () -> Int)?
+        var dropped: UInt64 = 0
+        /// Records dropped since the last `dropped` event: reported before the next record.
+        var unreported: UInt64 = 0
+        var subscription: ProducerSubscription?
+        /// The task that waits for the pipe to take `partial` and `waiting`.
+        var flusher: Task<Void, Never>?
+        /// Why the source ended, once it has: the stream ends once what waits is sent.
+        var sourceEnd: String?
+        /// Why the stream ended, once it has.
+        var endReason: String?
+        var ended: (@Sendable (MotionStream, String) -> Void)?
+
+        var isBlocked: Bool { !partial.isEmpty || !waiting.isEmpty }
     }
 
-    /// The send buffer asked for each stream's socket, in bytes.
-    static let socketBufferBytes: Int32 = 128 * 1024
-
-    /// Records written to the socket so far, and records dropped because the client did not keep up.
+    /// Records written to the pipe so far, and records dropped because the client did not keep up.
     var counts: (delivered: UInt64, dropped: UInt64) {
-        let (delivered, dropped) = state.withLock { ($0.delivered, $0.droppedCount) }
-        return (delivered, UInt64(dropped?() ?? 0))
+        state.withLock { ($0.delivered, $0.dropped) }
     }
 
     private init(
-        id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?, socket: Int32
+        id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?, descriptor: Int32
     ) {
         self.id = id
         self.owner = owner
         self.user = user
         self.request = request
         self.grid = grid
-        self.socket = socket
+        self.descriptor = descriptor
+        state = LockedState(
+            State(
+                renderer: StreamRenderer(request, id: id),
+                gate: UpdateIntervalGate(interval: grid == nil ? 0 : request.interval)))
     }
 
-    /// Creates the socket pair; returns the stream and the client's end (the caller passes it, then closes it).
+    /// Creates the pipe; returns the stream and the client's end, the read end (the caller passes it, then closes
+    /// it).
+    ///
+    /// A pipe, not a socket pair: the client only reads, and a pipe costs the kernel about 40 % less per record
+    /// (no socket buffer allocated and charged per write; `Benchmarks/DeliveryFloor`). What may wait in it for
+    /// a slow reader is the kernel's default pipe capacity, 64 KiB (small writes share pages): about 600 sample
+    /// lines; beyond that, records wait in the stream, then are dropped.
     static func make(
         id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?
     ) throws(SystemErrno) -> (MotionStream, Int32) {
-        var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            throw SystemErrno.current()
-        }
-        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
-        shutdown(pair[0], Int32(SHUT_RD))
-        // What may wait in the kernel for a slow reader: 128 KiB asked (Linux doubles it, and counts each write's
-        // overhead): about 340 records written one by one; beyond that, records wait in the stream's bounded
-        // buffer, then are dropped.
-        var size: Int32 = Self.socketBufferBytes
-        setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw SystemErrno.current() }
+        // Close-on-exec set after the fact (Glibc's module lacks pipe2): the service never forks or executes.
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
         return (
-            MotionStream(id: id, owner: owner, user: user, request: request, grid: grid, socket: pair[0]), pair[1]
+            MotionStream(id: id, owner: owner, user: user, request: request, grid: grid, descriptor: ends[1]), ends[0]
         )
     }
 
-    /// Starts writing; `ended` runs once, off the loop, with why the stream ended.
-    ///
-    /// The stream's task prefers the device's thread (`IIOCapture.executor`), on which the manager's producer
-    /// runs: the producer's delivery resumes it there, after the batch, with no other thread to wake (a stream's
-    /// work per record is short: render the line, one non-blocking `send`).
+    /// Starts writing; `ended` runs once, with why the stream ended, after its pipe is closed.
     func start(_ manager: MotionManager, ended: @escaping @Sendable (MotionStream, String) -> Void) {
-        let task = Task(executorPreference: IIOCapture.executor) { [self] in
-            let reason = await run(manager)
-            Reactor.shared.forget(socket)
-            Glibc.close(socket)
-            ended(self, state.withLock { $0.closeReason } ?? reason)
+        state.withLock { $0.ended = ended }
+        let kind: MotionRecordKind =
+            switch request.kind {
+            case .samples: .samples(request.sensors)
+            case .deviceMotion: .deviceMotion(request.frame)
+            case .shake: .shake
+            case .orientation: .orientation
+            }
+        // On a shared grid: every device sample (the device still asked for this stream's rate), kept when on the
+        // grid, then thinned to this stream's interval.
+        let subscription = manager.subscribeOnProducer(
+            kind, interval: grid == nil ? request.interval : 0, demandInterval: request.interval,
+            receive: { [self] record in receive(record) },
+            ended: { [self] end in
+                switch end {
+                case .success: sourceEnded("the source ended")
+                case .failure(let error): sourceEnded("error: \(error)")
+                }
+            })
+        let endedAlready = state.withLock { state in
+            if state.endReason == nil { state.subscription = subscription }
+            return state.endReason != nil
         }
-        state.withLock { $0.task = task }
+        if endedAlready { subscription.cancel() }
     }
 
-    /// Ends the stream (the socket is closed once its task has stopped), giving `reason` for the log.
+    /// Ends the stream, giving `reason` for the log; its pipe is closed once nothing uses it. Idempotent.
     func close(because reason: String) {
-        let task = state.withLock { state -> Task<Void, Never>? in
-            if state.closeReason == nil { state.closeReason = reason }
-            return state.task
+        let taken = state.withLock { state -> (ProducerSubscription?, Task<Void, Never>?, (@Sendable (MotionStream, String) -> Void)?)? in
+            guard state.endReason == nil else { return nil }
+            state.endReason = reason
+            state.waiting.removeAll()
+            defer {
+                state.subscription = nil
+                state.flusher = nil
+                state.ended = nil
+            }
+            return (state.subscription, state.flusher, state.ended)
         }
-        task?.cancel()
+        guard let (subscription, flusher, ended) = taken else { return }
+        // From here nothing writes: `receive` and the flusher see `endReason`, and the subscription is stopped (a
+        // `receive` running on another thread has returned when `cancel()` does).
+        subscription?.cancel()
+        flusher?.cancel()
+        let descriptor = self.descriptor
+        Task(executorPreference: IIOCapture.executor) { [self] in
+            await flusher?.value
+            Reactor.shared.forget(descriptor)
+            Glibc.close(descriptor)
+            ended?(self, reason)
+        }
     }
 
-    private var metadata: TraceMetadata {
+    // MARK: Writing
+
+    /// One record from the engine, on the producer's thread.
+    private func receive(_ record: MotionRecord) {
+        let failure: String? = state.withLock { state in
+            guard state.endReason == nil, state.sourceEnd == nil else { return nil }
+            if let grid {
+                guard grid.admits(record.timestamp), state.gate.admit(at: record.timestamp) else { return nil }
+            }
+            guard !state.isBlocked else {
+                state.waiting.append(record)
+                if state.waiting.count > request.bufferLimit {
+                    state.waiting.removeFirst()
+                    state.dropped += 1
+                    state.unreported += 1
+                }
+                return nil
+            }
+            switch write(record, &state) {
+            case .sent: return nil
+            case .blocked:
+                startFlusher(&state)
+                return nil
+            case .failed(let reason): return reason
+            }
+        }
+        if let failure { close(because: failure) }
+    }
+
+    /// The end of the source (or its error): the stream ends once what waits is sent.
+    private func sourceEnded(_ reason: String) {
+        let endNow: Bool = state.withLock { state in
+            guard state.endReason == nil, state.sourceEnd == nil else { return false }
+            state.sourceEnd = reason
+            guard !state.isBlocked else { return false }  // the flusher ends the stream once all is sent
+            // A stream that got no record still gets its header.
+            do {
+                try state.renderer.finish()
+            } catch {
+                return true
+            }
+            switch sendRendered(&state, isRecord: false) {
+            case .sent, .failed: return true
+            case .blocked:
+                startFlusher(&state)
+                return false
+            }
+        }
+        if endNow { close(because: reason) }
+    }
+
+    private enum WriteOutcome {
+        case sent
+        /// The pipe is full: the rest waits in `partial`.
+        case blocked
+        case failed(String)
+    }
+
+    /// Renders `record` (after a `dropped` event when records were dropped before it) and sends it.
+    private func write(_ record: MotionRecord, _ state: inout State) -> WriteOutcome {
+        do throws(MotionError) {
+            if state.unreported > 0 {
+                try state.renderer.renderDropped(state.unreported, total: state.dropped, at: record.timestamp)
+                state.unreported = 0
+            }
+            try state.renderer.render(record)
+        } catch {
+            return .failed("error: \(error)")
+        }
+        return sendRendered(&state, isRecord: true)
+    }
+
+    /// Sends what the renderer holds; what the pipe does not take waits in `partial`.
+    private func sendRendered(_ state: inout State, isRecord: Bool) -> WriteOutcome {
+        let descriptor = self.descriptor
+        var rest: [UInt8] = []
+        let result = state.renderer.writer.withTakenBytes { bytes in
+            let result = Self.send(bytes, to: descriptor)
+            if case .full(let taken) = result { rest = Array(bytes[taken...]) }
+            return result
+        }
+        switch result {
+        case .all:
+            if isRecord { state.delivered += 1 }
+            return .sent
+        case .full:
+            state.partial = rest
+            state.partialOffset = 0
+            state.partialIsRecord = isRecord
+            return .blocked
+        case .failed(let reason):
+            return .failed(reason)
+        }
+    }
+
+    private func startFlusher(_ state: inout State) {
+        guard state.flusher == nil else { return }
+        state.flusher = Task(executorPreference: IIOCapture.executor) { [self] in await flushWhenWritable() }
+    }
+
+    /// Waits for the client to read, then sends what waits; returns once all is sent or the stream ends.
+    private func flushWhenWritable() async {
+        enum Step {
+            case wait
+            case done
+            case end(String)
+        }
+        while true {
+            do {
+                try await Reactor.shared.wait(writable: descriptor)
+            } catch {
+                return  // cancelled: the stream is ending
+            }
+            let step: Step = state.withLock { state in
+                guard state.endReason == nil else { return .done }
+                if !state.partial.isEmpty {
+                    let offset = state.partialOffset
+                    let descriptor = self.descriptor
+                    let result = state.partial.withUnsafeBytes {
+                        Self.send(.init(rebasing: $0[offset...]), to: descriptor)
+                    }
+                    switch result {
+                    case .all:
+                        state.partial.removeAll()
+                        state.partialOffset = 0
+                        if state.partialIsRecord { state.delivered += 1 }
+                    case .full(let taken):
+                        state.partialOffset += taken
+                        return .wait
+                    case .failed(let reason):
+                        return .end(reason)
+                    }
+                }
+                while let record = state.waiting.popFirst() {
+                    switch write(record, &state) {
+                    case .sent: continue
+                    case .blocked: return .wait
+                    case .failed(let reason): return .end(reason)
+                    }
+                }
+                state.flusher = nil
+                return state.sourceEnd.map { .end($0) } ?? .done
+            }
+            switch step {
+            case .wait: continue
+            case .done: return
+            case .end(let reason):
+                close(because: reason)
+                return
+            }
+        }
+    }
+
+    private enum SendResult {
+        case all
+        /// The pipe is full after taking this many bytes.
+        case full(Int)
+        case failed(String)
+    }
+
+    /// Writes `bytes` without blocking, as far as the pipe takes them. (`SIGPIPE` is ignored: `MotionDaemon`.)
+    private static func send(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> SendResult {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written > 0 {
+                offset += written
+                continue
+            }
+            let code = errno
+            switch code {
+            case EINTR: continue
+            case EAGAIN: return .full(offset)
+            case EPIPE: return .failed("the client closed its end")
+            default: return .failed("write failed: \(SystemErrno(code))")
+            }
+        }
+        return .all
+    }
+}
+
+/// A stream's records as text lines: the stream's metadata and header before the first, then one line per record
+/// (two for an orientation change that also changes iio-sensor-proxy's report).
+struct StreamRenderer {
+    /// Holds the rendered lines until the stream sends them.
+    let writer: TraceWriter
+    private let kind: StreamRequest.Kind
+    private let iioSensorProxyNames: Bool
+    /// Device motion's columns, filled per record.
+    private var values: [Double]
+
+    init(_ request: StreamRequest, id: UInt32) {
         var metadata = TraceMetadata()
         metadata["generator"] = "motiond"
         metadata["stream"] = "\(request.kind.rawValue) \(id)"
@@ -116,119 +361,50 @@ final class MotionStream: Sendable {
             metadata["frame"] = request.frame.shortName
             metadata["quaternion"] = "scalar first, device to reference: v_ref = q v_device q*"
         }
-        return metadata
-    }
-
-    private func run(_ manager: MotionManager) async -> String {
-        let policy = MotionBufferingPolicy.bufferingNewest(request.bufferLimit)
-        // On a shared grid: every device sample (the device still asked for this stream's rate), kept when on the
-        // grid, then thinned to this stream's interval.
-        var gate = UpdateIntervalGate(interval: grid == nil ? 0 : request.interval)
-        let admit = { [grid] (timestamp: Double) -> Bool in
-            guard let grid else { return true }
-            return grid.admits(timestamp) && gate.admit(at: timestamp)
-        }
-        do throws(MotionError) {
-            switch request.kind {
-            case .samples:
-                let writer = TraceWriter(format: request.format, sensors: request.sensors, metadata: metadata)
-                let updates =
-                    grid == nil
-                    ? manager.sampleUpdates(sensors: request.sensors, interval: request.interval, bufferingPolicy: policy)
-                    : manager.sampleUpdates(
-                        sensors: request.sensors, everySampleAskingRateOf: request.interval, bufferingPolicy: policy)
-                return try await pump(
-                    updates, writer, timestamp: \.timestamp, admit: admit
-                ) { sample, writer throws(MotionError) in try writer.write(sample) }
-            case .deviceMotion:
-                let columns = OutputRecords.deviceMotionColumns
-                let writer = try TraceWriter(
-                    format: request.format, recordType: "attitude", columns: columns, metadata: metadata)
-                var values = [Double](repeating: 0, count: columns.count)
-                return try await pump(
-                    grid == nil
-                        ? manager.deviceMotionUpdates(
-                            using: request.frame, interval: request.interval, bufferingPolicy: policy)
-                        : manager.deviceMotionUpdates(
-                            using: request.frame, everySampleAskingRateOf: request.interval, bufferingPolicy: policy),
-                    writer, timestamp: \.timestamp, admit: admit
-                ) { motion, writer throws(MotionError) in
-                    OutputRecords.fill(&values, with: motion, all: true)
-                    try writer.write(recordAt: motion.timestamp, values: values)
-                }
-            case .shake:
-                let writer = TraceWriter(format: .jsonl, sensors: [], metadata: metadata)
-                return try await pump(manager.shakeEvents(bufferingPolicy: policy), writer, timestamp: \.timestamp) {
-                    event, writer throws(MotionError) in
-                    try writer.writeEvent(type: "shake", timestamp: event.timestamp, fields: OutputRecords.fields(of: event))
-                }
-            case .orientation:
-                let writer = TraceWriter(format: .jsonl, sensors: [], metadata: metadata)
-                let names = request.iioSensorProxyNames
-                return try await pump(
-                    manager.deviceOrientationChanges(bufferingPolicy: policy), writer, timestamp: \.timestamp
-                ) { change, writer throws(MotionError) in
-                    for report in OutputRecords.reports(of: change, iioSensorProxyNames: names) {
-                        try writer.writeEvent(
-                            type: report.type, timestamp: change.timestamp,
-                            fields: [(report.type, .string(report.value)), ("previous", .string(report.previous))])
-                    }
-                }
-            }
-        } catch {
-            return "error: \(error)"
+        kind = request.kind
+        iioSensorProxyNames = request.iioSensorProxyNames
+        values = []
+        switch request.kind {
+        case .samples:
+            writer = TraceWriter(format: request.format, sensors: request.sensors, metadata: metadata)
+        case .deviceMotion:
+            let columns = OutputRecords.deviceMotionColumns
+            values = [Double](repeating: 0, count: columns.count)
+            // The columns are fixed names of letters and '_': the writer accepts them.
+            writer = try! TraceWriter(
+                format: request.format, recordType: "attitude", columns: columns, metadata: metadata)
+        case .shake, .orientation:
+            writer = TraceWriter(format: .jsonl, sensors: [], metadata: metadata)
         }
     }
 
-    /// Renders each update that `admit` keeps (by its timestamp) with `render` and sends the lines; returns why it
-    /// ended.
-    private func pump<Element: Sendable>(
-        _ updates: MotionUpdates<Element>, _ writer: TraceWriter, timestamp: (Element) -> Double,
-        admit: (Double) -> Bool = { _ in true }, _ render: (Element, TraceWriter) throws(MotionError) -> Void
-    ) async throws(MotionError) -> String {
-        var reported = 0
-        state.withLock { $0.droppedCount = { updates.droppedCount } }
-        var iterator = updates.makeAsyncIterator()
-        while let element = try await iterator.next() {
-            guard admit(timestamp(element)) else { continue }
-            let dropped = updates.droppedCount
-            if dropped > reported {
-                // Before the record that follows the gap: how many records this client lost, at that record's time.
+    mutating func render(_ record: MotionRecord) throws(MotionError) {
+        switch record {
+        case .sample(let sample):
+            try writer.write(sample)
+        case .deviceMotion(let motion):
+            OutputRecords.fill(&values, with: motion, all: true)
+            try writer.write(recordAt: motion.timestamp, values: values)
+        case .shake(let event):
+            try writer.writeEvent(type: "shake", timestamp: event.timestamp, fields: OutputRecords.fields(of: event))
+        case .orientation(let change):
+            for report in OutputRecords.reports(of: change, iioSensorProxyNames: iioSensorProxyNames) {
                 try writer.writeEvent(
-                    type: "dropped", timestamp: timestamp(element),
-                    fields: [("count", .number(Double(dropped - reported))), ("total", .number(Double(dropped)))])
-                reported = dropped
+                    type: report.type, timestamp: change.timestamp,
+                    fields: [(report.type, .string(report.value)), ("previous", .string(report.previous))])
             }
-            try render(element, writer)
-            if let ended = await send(writer.takeWrittenBytes()) { return ended }
-            state.withLock { $0.delivered += 1 }
         }
-        try writer.flush()
-        if let ended = await send(writer.takeWrittenBytes()) { return ended }
-        return "the source ended"
     }
 
-    /// Writes all of `bytes`; `nil` when done, else why the stream must end.
-    private func send(_ bytes: [UInt8]) async -> String? {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBufferPointer { buffer in
-                Glibc.send(socket, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-            }
-            if written > 0 {
-                offset += written
-                continue
-            }
-            let code = errno
-            switch code {
-            case EINTR: continue
-            case EAGAIN:
-                // The client is not reading: wait until it does. The subscription's buffer drops meanwhile.
-                do { try await Reactor.shared.wait(writable: socket) } catch { return "closed" }
-            case EPIPE, ECONNRESET: return "the client closed its end"
-            default: return "write failed: \(SystemErrno(code))"
-            }
-        }
-        return Task.isCancelled ? "closed" : nil
+    /// A `dropped` event: `count` records lost before the one at `timestamp`, `total` so far.
+    func renderDropped(_ count: UInt64, total: UInt64, at timestamp: Double) throws(MotionError) {
+        try writer.writeEvent(
+            type: "dropped", timestamp: timestamp,
+            fields: [("count", .number(Double(count))), ("total", .number(Double(total)))])
+    }
+
+    /// The metadata and header, if no record has been rendered.
+    func finish() throws(MotionError) {
+        try writer.flush()
     }
 }

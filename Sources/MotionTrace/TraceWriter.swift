@@ -251,6 +251,24 @@ public final class TraceWriter {
         return bytes
     }
 
+    /// Passes what a memory writer has produced since the last take to `body`, then forgets it (empty for a
+    /// file-descriptor writer): ``takeWrittenBytes()`` without a copy, for a caller that sends each line at once.
+    package func withTakenBytes<Value, Failure: Error>(
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> Value
+    ) throws(Failure) -> Value {
+        guard case .memory = sink else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        defer {
+            memory.removeAll(keepingCapacity: true)
+            count = 0
+        }
+        guard memory.isEmpty else {
+            let bytes = writtenBytes
+            let result = bytes.withUnsafeBytes { bytes in Result { () throws(Failure) in try body(bytes) } }
+            return try result.get()
+        }
+        return try body(UnsafeRawBufferPointer(start: buffer, count: count))
+    }
+
     /// Writes a whole trace into a string (for tests, examples and small traces).
     ///
     /// - Parameters:

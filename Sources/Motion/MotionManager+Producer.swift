@@ -1,0 +1,104 @@
+package import MotionAlgorithms
+package import MotionCore
+
+/// One update handed to a subscriber on the producer's thread (``MotionManager/subscribeOnProducer(_:interval:demandInterval:receive:ended:)``).
+package enum MotionRecord: Sendable {
+    case sample(MotionSample)
+    case deviceMotion(DeviceMotion)
+    case shake(ShakeEvent)
+    case orientation(DeviceOrientationChange)
+
+    /// The update's time, in seconds on the source's clock.
+    package var timestamp: Double {
+        switch self {
+        case .sample(let sample): sample.timestamp
+        case .deviceMotion(let motion): motion.timestamp
+        case .shake(let event): event.timestamp
+        case .orientation(let change): change.timestamp
+        }
+    }
+}
+
+/// What a subscriber on the producer's thread receives.
+package enum MotionRecordKind: Hashable, Sendable {
+    /// The readings of these sensors, one ``MotionRecord/sample(_:)`` per source sample that has one of them.
+    case samples(SensorSet)
+    /// Device motion in a frame.
+    case deviceMotion(AttitudeReferenceFrame)
+    /// Shake events.
+    case shake
+    /// Orientation changes, the current state first when one is known.
+    case orientation
+}
+
+/// A subscription whose updates are handed over on the producer's thread; ``cancel()`` ends it.
+package final class ProducerSubscription: Sendable {
+    private let stop: @Sendable () -> Void
+
+    fileprivate init(stop: @escaping @Sendable () -> Void) {
+        self.stop = stop
+    }
+
+    /// Ends the subscription: once this returns, `receive` and `ended` are not running (unless this is called from
+    /// one of them) and never run again. Idempotent.
+    package func cancel() {
+        stop()
+    }
+}
+
+extension MotionManager {
+    /// Subscribes `receive` to the updates of `kind`, called on the producer's own thread, in order, as each is
+    /// routed (outside the engine's lock): for a subscriber whose work per update is short and never blocks,
+    /// such as the service's streams (render a line, one non-blocking `send`), which then cost no task switch.
+    ///
+    /// - Parameters:
+    ///   - interval: Seconds between updates, on the engine's grid (0: every sample; events ignore it).
+    ///   - demandInterval: The interval whose rate the device is asked for: `interval` unless given (a subscriber
+    ///     that thins the updates itself takes every sample and asks for its own rate).
+    ///   - ended: Runs once when the source ends (`.success`) or fails; not after ``ProducerSubscription/cancel()``.
+    package func subscribeOnProducer(
+        _ kind: MotionRecordKind, interval: Double, demandInterval: Double? = nil,
+        receive: @escaping @Sendable (MotionRecord) -> Void,
+        ended: @escaping @Sendable (Result<Void, MotionError>) -> Void
+    ) -> ProducerSubscription {
+        precondition(interval >= 0 && interval.isFinite, "An update interval is ≥ 0 seconds, got \(interval).")
+        switch kind {
+        case .samples(let sensors):
+            return onProducer(.samples(sensors), interval, demandInterval, MotionEngine.Route.samples, ended) {
+                receive(.sample($0))
+            }
+        case .deviceMotion(let frame):
+            return onProducer(.deviceMotion(frame), interval, demandInterval, MotionEngine.Route.deviceMotion, ended) {
+                receive(.deviceMotion($0))
+            }
+        case .shake:
+            return onProducer(.shake, 0, nil, MotionEngine.Route.shake, ended) { receive(.shake($0)) }
+        case .orientation:
+            return onProducer(.orientation, 0, nil, MotionEngine.Route.orientation, ended) {
+                receive(.orientation($0))
+            }
+        }
+    }
+
+    private func onProducer<Element: Sendable>(
+        _ stream: MotionEngine.Stream, _ interval: Double, _ demandInterval: Double?,
+        _ route: (DeliveryBuffer<Element>) -> MotionEngine.Route,
+        _ ended: @escaping @Sendable (Result<Void, MotionError>) -> Void,
+        _ receive: @escaping @Sendable (Element) -> Void
+    ) -> ProducerSubscription {
+        // The drain runs at once, on the thread that sends: the buffer holds an update only while one is being
+        // handed over (or the current orientation, queued at subscription).
+        let buffer = DeliveryBuffer<Element>(
+            policy: .bufferingNewest(64), scheduler: { drain in drain() },
+            handler: { element, error in
+                if let element { receive(element) } else if let error { ended(.failure(error)) }
+            },
+            ended: { ended(.success(())) })
+        let engine = self.engine
+        let id = engine.subscribe(stream, route: route(buffer), interval: interval, demandInterval: demandInterval)
+        return ProducerSubscription {
+            buffer.stopHandler()
+            if let id { engine.unsubscribe(id) }
+        }
+    }
+}
