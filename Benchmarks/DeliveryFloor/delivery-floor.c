@@ -3,13 +3,14 @@
 //
 // Three threads, as in ServiceBenchmarkTests.fidelity: a feeder writes one 24-byte scan every 1 ms (absolute
 // CLOCK_MONOTONIC deadlines) to a non-blocking pipe; a "service" thread waits in epoll_wait (edge-triggered) on
-// the pipe, reads what came, and for each scan sends a ready-made line to every stream due (64 streams at the
-// benchmark's intervals, each a non-blocking AF_UNIX stream socket pair, send(MSG_DONTWAIT | MSG_NOSIGNAL)); a
+// the pipe, reads what came, and for each scan writes a ready-made line to every stream due (64 streams at the
+// benchmark's intervals, each a non-blocking pipe, as motiond's, or with `socket` an AF_UNIX stream socket pair,
+// send(MSG_DONTWAIT | MSG_NOSIGNAL), as motiond's before); a
 // client thread polls the 64 sockets (10 ms timeout) and reads them. It prints the service thread's CPU time as
 // a share of one core (CLOCK_THREAD_CPUTIME_ID), over the window after a 2 s warm-up.
 //
 // Build and run: cc -O2 -pthread -o /tmp/delivery-floor Benchmarks/DeliveryFloor/delivery-floor.c &&
-// /tmp/delivery-floor [seconds, default 20]
+// /tmp/delivery-floor [seconds, default 20] [pipe (default) | socket]
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +35,7 @@ static atomic_int stop_all;
 static atomic_long records_read;
 static double service_cpu_start, service_cpu_end;
 static atomic_int phase;  // 0 warm-up, 1 measuring, 2 stop
+static int use_sockets;
 
 static double thread_cpu(void) {
     struct timespec t;
@@ -73,7 +75,11 @@ static void *service(void *unused) {
             if (got <= 0) break;
             for (ssize_t i = 0; i < got / 24; i++, scan++) {
                 for (int s = 0; s < STREAMS; s++) {
-                    if (scan % periods[s] == 0) send(service_ends[s], line, lengths[s], MSG_DONTWAIT | MSG_NOSIGNAL);
+                    if (scan % periods[s] != 0) continue;
+                    if (use_sockets)
+                        send(service_ends[s], line, lengths[s], MSG_DONTWAIT | MSG_NOSIGNAL);
+                    else
+                        (void)!write(service_ends[s], line, lengths[s]);
                 }
             }
             if (got < (ssize_t)sizeof buffer) break;  // a short read: the pipe is empty
@@ -103,6 +109,7 @@ static void *client(void *unused) {
 
 int main(int argc, char **argv) {
     int seconds = argc > 1 ? atoi(argv[1]) : 20;
+    use_sockets = argc > 2 && strcmp(argv[2], "socket") == 0;
     // The intervals (ms) and kinds of ServiceBenchmarkTests.fidelityStreams; line lengths of a typical record:
     // samples CSV, samples JSON Lines, device motion CSV, device motion JSON Lines (bytes).
     const int intervals[16] = {1, 2, 5, 10, 20, 40, 50, 100, 200, 250, 500, 1000, 1, 3, 10, 100};
@@ -111,11 +118,18 @@ int main(int argc, char **argv) {
         int connection = i / 4;
         periods[i] = intervals[(i + connection) % 16];
         lengths[i] = kinds[connection % 4];
-        int pair[2];
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) { perror("socketpair"); return 1; }
+        int pair[2];  // [0]: the service's (write) end, [1]: the client's
+        if (use_sockets) {
+            if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) { perror("socketpair"); return 1; }
+            int size = 128 * 1024;
+            setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+        } else {
+            int ends[2];
+            if (pipe2(ends, O_CLOEXEC) != 0) { perror("pipe2"); return 1; }
+            pair[0] = ends[1];
+            pair[1] = ends[0];
+        }
         fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK);
-        int size = 128 * 1024;
-        setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
         service_ends[i] = pair[0];
         client_ends[i] = pair[1];
     }
@@ -134,7 +148,8 @@ int main(int argc, char **argv) {
     atomic_store(&stop_all, 1);
     for (int i = 0; i < 3; i++) pthread_join(threads[i], NULL);
     double cpu = service_cpu_end - service_cpu_start;
-    printf("window %d s: service thread CPU %.3f s = %.2f %% of one core; reads by the client %.0f /s\n", seconds, cpu,
-           100 * cpu / seconds, (double)(read_after - read_before) / seconds);
+    printf("%s, window %d s: service thread CPU %.3f s = %.2f %% of one core; reads by the client %.0f /s\n",
+           use_sockets ? "socket pairs" : "pipes", seconds, cpu, 100 * cpu / seconds,
+           (double)(read_after - read_before) / seconds);
     return 0;
 }
