@@ -1,0 +1,555 @@
+public import MotionCore
+public import RealModule
+
+/// Counts steps in accelerometer samples: any orientation, any carrying position, 25–400 Hz, irregular timing.
+///
+/// Each sample goes through:
+/// 1. **Gravity and the vertical**: a first-order low-pass with time constant
+///    ``Configuration/gravityTimeConstant`` (default 1 s) estimates gravity `g`; the user acceleration `u = a − g`
+///    is split into its vertical part `v = u·ĝ` and its horizontal rest. Both are band-passed to the step band:
+///    two first-order low-passes at ``Configuration/smoothingCutoff`` (default 4 Hz), then a first-order
+///    high-pass at ``Configuration/highPassCutoff`` (default 0.5 Hz, half the slowest cadence, which removes
+///    what is left of slow motions such as a vehicle's braking and cornering). Every filter is defined in seconds
+///    and its coefficient is computed from each sample's interval, so the rate may be anything and may change.
+/// 2. **Step candidates**: a Schmitt trigger on the smoothed vertical acceleration. A candidate is the rise
+///    through `+h` after a fall through `−h`, where `h` is the larger of ``Configuration/minimumAmplitude``
+///    (default 0.04 g) and ``Configuration/relativeThreshold`` (default 0.3) of the recent peak (which decays
+///    with time constant ``Configuration/peakDecay``, 1.5 s).
+/// 3. **Gait tests**, each on the *stride* (the last two steps), because a device carried on one side (a
+///    pocket, a swinging hand) sees its side's steps differently, so single step intervals alternate while
+///    strides are regular:
+///    - the stride lasts between `2/fmax` and `2/fmin` (``Configuration/cadenceRange``, default 1–3.5 steps/s);
+///    - each of its two steps lasts between ``Configuration/stepAsymmetry`` (default 25 %) and 75 % of it;
+///    - it lasts within ±``Configuration/strideTolerance`` (default 30 %) of the previous stride;
+///    - gravity's direction turned by at most ``Configuration/maximumStrideTilt`` (default 20°) over it and over
+///      each of its steps (a turn that comes back within a stride is still seen), and by
+///      at most ``Configuration/maximumStreakTilt`` (default 30°) since the current run of steps began: a
+///      carried device keeps its attitude, a device turned in the hand does not;
+///    - the horizontal acceleration's energy is at most ``Configuration/maximumHorizontalRatio``² (default 2²)
+///      times the vertical one's: walking moves the body up and down at every step;
+///    - the vertical peak is at most `(2π·cadence)²·D` with `D` = ``Configuration/maximumExcursion`` (default
+///      0.1 m): the body's centre of mass cannot bounce further than that at that cadence (hand motions can);
+///    - at most ``Configuration/maximumLinearity`` (default 0.95) of the user acceleration's energy lies along
+///      one line: a gait bounces, surges forwards out of phase with the bounce and sways sideways, while a
+///      shake, a tap or a vibration moves the device along one line (``ShakeDetector``'s line test, whose
+///      shakes have 0.97 or more).
+/// 4. **Confirmation**: a candidate that fails a test starts a new run. Once a run holds
+///    ``Configuration/confirmationSteps`` (default 10) steps, they are all counted at once (retroactively, as
+///    phone pedometers do), and each later step that passes the tests is counted as it comes.
+///
+/// A gap between samples longer than the longest step (`1/fmin`, 1 s by default) restarts the filters and the
+/// run. Docs/Pedometer.md gives the source of every constant.
+///
+/// A pure value-type state machine: it reads no clock (timestamps are input), does no I/O and allocates
+/// nothing. Generic over `Float` and `Double`.
+///
+/// ```swift
+/// var detector = StepDetector<Double>()
+/// for sample in samples {
+///     guard let a = sample.acceleration else { continue }
+///     let counted = detector.update(a.vector, at: sample.timestamp)
+///     for i in 0..<counted { print("step at", detector.newStepTime(i)) }
+/// }
+/// print(detector.count, "steps")
+/// ```
+public struct StepDetector<Scalar: MotionScalar>: Sendable {
+    /// The detector's settings. Every default is documented with its unit and, in Docs/Pedometer.md, its source.
+    public struct Configuration: Hashable, Sendable {
+        /// The time constant of the gravity estimate, in seconds. Default 1 s: a cutoff of 0.16 Hz, a sixth of the
+        /// slowest cadence, so the step signal hardly leaks into gravity, while a device turned in the hand is
+        /// followed within a few seconds.
+        public var gravityTimeConstant: Double
+        /// The cutoff of each of the two low-passes smoothing the user acceleration, in Hz. Default 4 Hz: above
+        /// the fastest cadence (3.5 steps/s), below heel-strike transients and vibration.
+        public var smoothingCutoff: Scalar
+        /// The cutoff of the first-order high-pass applied after smoothing, in Hz. Default 0.5 Hz: half the
+        /// slowest cadence.
+        public var highPassCutoff: Scalar
+        /// The smallest hysteresis of the step trigger, in g. Default 0.04 g: the slowest walking moves the body's
+        /// centre of mass by about 2.7 cm peak to peak at 1.4 steps/s, an acceleration of about 0.1 g peak.
+        public var minimumAmplitude: Scalar
+        /// The hysteresis as a fraction of the recent vertical peak, in [0, 1). Default 0.3.
+        public var relativeThreshold: Scalar
+        /// The time constant with which the recent vertical peak decays, in seconds. Default 1.5 s (three steps).
+        public var peakDecay: Double
+        /// The plausible cadences, in steps per second. Default 1–3.5 steps/s (60–210 steps/min: slow walking to
+        /// fast running).
+        public var cadenceRange: ClosedRange<Double>
+        /// How much a stride may differ from the previous one, as a fraction. Default 0.3 (30 %).
+        public var strideTolerance: Double
+        /// The shortest step as a fraction of its stride, in [0, 0.5). Default 0.25.
+        public var stepAsymmetry: Double
+        /// How far gravity's direction may turn over one stride, or over either of its steps, in degrees.
+        /// Default 20°.
+        public var maximumStrideTilt: Scalar
+        /// How far gravity's direction may turn over a run of steps, from its first step, in degrees. Default 30°.
+        public var maximumStreakTilt: Scalar
+        /// The largest ratio of horizontal to vertical RMS acceleration over a stride. Default 2.
+        public var maximumHorizontalRatio: Scalar
+        /// The largest vertical excursion of the body implied by the step signal, in metres. Default 0.1 m.
+        public var maximumExcursion: Scalar
+        /// The largest fraction of the stride's user-acceleration energy that may lie along one line, in
+        /// (0, 1]. Default 0.95.
+        public var maximumLinearity: Scalar
+        /// How many regular steps in a row are needed before any is counted. Default 10 (at most 16).
+        public var confirmationSteps: Int
+
+        /// Creates a configuration; every parameter has the documented default.
+        ///
+        /// - Precondition: every value is finite; `gravityTimeConstant > 0`, `smoothingCutoff > 0`,
+        ///   `minimumAmplitude > 0`, `0 ≤ relativeThreshold < 1`, `peakDecay > 0`,
+        ///   `0 < cadenceRange.lowerBound < cadenceRange.upperBound`, `strideTolerance > 0`,
+        ///   `0 ≤ stepAsymmetry < 0.5`, tilts in (0, 180], `maximumHorizontalRatio > 0`, `maximumExcursion > 0`,
+        ///   `2 ≤ confirmationSteps ≤ 16`.
+        @inlinable
+        public init(
+            gravityTimeConstant: Double = 1,
+            smoothingCutoff: Scalar = 4,
+            highPassCutoff: Scalar = 0.5,
+            minimumAmplitude: Scalar = 0.04,
+            relativeThreshold: Scalar = 0.3,
+            peakDecay: Double = 1.5,
+            cadenceRange: ClosedRange<Double> = 1...3.5,
+            strideTolerance: Double = 0.3,
+            stepAsymmetry: Double = 0.25,
+            maximumStrideTilt: Scalar = 20,
+            maximumStreakTilt: Scalar = 30,
+            maximumHorizontalRatio: Scalar = 2,
+            maximumExcursion: Scalar = 0.1,
+            maximumLinearity: Scalar = 0.95,
+            confirmationSteps: Int = 10
+        ) {
+            precondition(
+                gravityTimeConstant > 0 && gravityTimeConstant.isFinite,
+                "The gravity time constant must be > 0 s, got \(gravityTimeConstant).")
+            precondition(
+                smoothingCutoff > 0 && smoothingCutoff.isFinite,
+                "The smoothing cutoff must be > 0 Hz, got \(smoothingCutoff).")
+            precondition(
+                highPassCutoff > 0 && highPassCutoff < smoothingCutoff,
+                "The high-pass cutoff must be in (0, smoothingCutoff) Hz, got \(highPassCutoff).")
+            precondition(
+                minimumAmplitude > 0 && minimumAmplitude.isFinite,
+                "The minimum amplitude must be > 0 g, got \(minimumAmplitude).")
+            precondition(
+                relativeThreshold >= 0 && relativeThreshold < 1,
+                "The relative threshold must be in [0, 1), got \(relativeThreshold).")
+            precondition(peakDecay > 0 && peakDecay.isFinite, "The peak decay must be > 0 s, got \(peakDecay).")
+            precondition(
+                cadenceRange.lowerBound > 0 && cadenceRange.upperBound > cadenceRange.lowerBound
+                    && cadenceRange.upperBound.isFinite,
+                "The cadence range must be a finite range of positive steps/s, got \(cadenceRange).")
+            precondition(
+                strideTolerance > 0 && strideTolerance.isFinite,
+                "The stride tolerance must be > 0, got \(strideTolerance).")
+            precondition(
+                stepAsymmetry >= 0 && stepAsymmetry < 0.5, "The step asymmetry must be in [0, 0.5), got \(stepAsymmetry).")
+            precondition(
+                maximumStrideTilt > 0 && maximumStrideTilt <= 180 && maximumStreakTilt > 0 && maximumStreakTilt <= 180,
+                "The tilt limits must be in (0, 180]°, got \(maximumStrideTilt) and \(maximumStreakTilt).")
+            precondition(
+                maximumHorizontalRatio > 0 && maximumHorizontalRatio.isFinite,
+                "The horizontal ratio must be > 0, got \(maximumHorizontalRatio).")
+            precondition(
+                maximumExcursion > 0 && maximumExcursion.isFinite,
+                "The maximum excursion must be > 0 m, got \(maximumExcursion).")
+            precondition(
+                maximumLinearity > 0 && maximumLinearity <= 1,
+                "The maximum linearity must be in (0, 1], got \(maximumLinearity).")
+            precondition(
+                confirmationSteps >= 2 && confirmationSteps <= StepTimes.capacity,
+                "The confirmation steps must be in 2...\(StepTimes.capacity), got \(confirmationSteps).")
+            self.gravityTimeConstant = gravityTimeConstant
+            self.smoothingCutoff = smoothingCutoff
+            self.highPassCutoff = highPassCutoff
+            self.minimumAmplitude = minimumAmplitude
+            self.relativeThreshold = relativeThreshold
+            self.peakDecay = peakDecay
+            self.cadenceRange = cadenceRange
+            self.strideTolerance = strideTolerance
+            self.stepAsymmetry = stepAsymmetry
+            self.maximumStrideTilt = maximumStrideTilt
+            self.maximumStreakTilt = maximumStreakTilt
+            self.maximumHorizontalRatio = maximumHorizontalRatio
+            self.maximumExcursion = maximumExcursion
+            self.maximumLinearity = maximumLinearity
+            self.confirmationSteps = confirmationSteps
+        }
+
+        /// The longest step, in seconds (`1/fmin`): a gap between samples longer than this restarts the detector.
+        @inlinable public var longestStep: Double { 1 / cadenceRange.lowerBound }
+    }
+
+    /// The settings.
+    public let configuration: Configuration
+
+    /// The steps counted so far.
+    @inlinable public var count: Int { stepCount }
+    /// How many steps the last ``update(_:at:)`` counted (0, 1, or a whole confirmed run).
+    @inlinable public var newSteps: Int { newStepCount }
+    /// The time of the last counted step, in seconds; `nil` before the first.
+    @inlinable public var lastStepTime: Double? { lastCountedTime }
+    /// The current cadence, in steps per second: two over the last counted stride; 0 before a step is counted.
+    @inlinable public var cadence: Double { currentCadence }
+    /// `true` while steps are being counted: a run has been confirmed and no test has failed since.
+    @inlinable public var isStepping: Bool { stepping }
+    /// The larger vertical peak of the last stride's two steps, in g (smoothed vertical user acceleration).
+    @inlinable public var strideAmplitude: Scalar { lastStrideAmplitude }
+
+    @usableFromInline var stepCount = 0
+    @usableFromInline var newStepCount = 0
+    @usableFromInline var lastCountedTime: Double?
+    @usableFromInline var currentCadence: Double = 0
+    @usableFromInline var stepping = false
+    @usableFromInline var lastStrideAmplitude: Scalar = 0
+    /// The gravity estimate, in g; zero before the first sample.
+    @inlinable public var gravity: SIMD3<Scalar> { gravityEstimate }
+
+    @usableFromInline var gravityEstimate: SIMD3<Scalar> = .zero
+    @usableFromInline var lastTimestamp: Double?
+    /// The two smoothing stages of the vertical and of the horizontal user acceleration.
+    @usableFromInline var vertical1: Scalar = 0
+    @usableFromInline var vertical2: Scalar = 0
+    @usableFromInline var horizontal1: SIMD3<Scalar> = .zero
+    @usableFromInline var horizontal2: SIMD3<Scalar> = .zero
+    /// The high-pass's low-passed parts of the smoothed vertical and horizontal acceleration.
+    @usableFromInline var verticalBase: Scalar = 0
+    @usableFromInline var horizontalBase: SIMD3<Scalar> = .zero
+    @usableFromInline var recentPeak: Scalar = 0
+    /// The trigger's side: -1 after a fall through −h (and at the start: a device at rest is below +h, so the
+    /// first rise through +h, the first step's push, is a candidate), +1 after a rise through +h.
+    @usableFromInline var side: Int8 = -1
+    /// Energies (g²·s) of the smoothed vertical and horizontal acceleration since the last candidate.
+    @usableFromInline var verticalEnergy: Scalar = 0
+    @usableFromInline var horizontalEnergy: Scalar = 0
+    @usableFromInline var verticalMaximum: Scalar = 0
+    /// Second moments (g²·s) of the smoothed user acceleration since the last candidate: xx, yy, zz and xy, xz, yz.
+    @usableFromInline var diagonalMoments: SIMD3<Scalar> = .zero
+    @usableFromInline var crossMoments: SIMD3<Scalar> = .zero
+    @usableFromInline var verticalMinimum: Scalar = 0
+    /// The last three candidates of the current run (index 0 newest), with gravity's direction and the energies
+    /// and extremes of the step each ends.
+    @usableFromInline var candidates = CandidateHistory()
+    /// Gravity's direction at the first step of the current run.
+    @usableFromInline var runDirection: SIMD3<Scalar> = .zero
+    /// The current run's steps not yet counted (while it is not confirmed), then the steps counted by the last
+    /// update.
+    @usableFromInline var pending = StepTimes()
+    @usableFromInline var countedTimes = StepTimes()
+
+    /// Creates a detector.
+    /// - Parameter configuration: The settings; the default is documented on each ``Configuration`` property.
+    @inlinable
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// The time of the `index`th step counted by the last ``update(_:at:)``, oldest first, in seconds.
+    /// - Precondition: `0 ≤ index < newSteps`.
+    @inlinable
+    public func newStepTime(_ index: Int) -> Double {
+        precondition(index >= 0 && index < newSteps, "Step \(index) of \(newSteps) new steps.")
+        return countedTimes[index]
+    }
+
+    /// The times of the steps counted by the last ``update(_:at:)``, oldest first, in seconds (``newSteps`` of
+    /// them).
+    @inlinable public var newStepTimes: StepTimes { newStepCount == 0 ? StepTimes() : countedTimes }
+
+    /// Takes one accelerometer sample and counts the steps it confirms.
+    ///
+    /// - Parameters:
+    ///   - acceleration: The reading in g, Core Motion's sign (gravity plus user acceleration), in any orientation.
+    ///   - timestamp: The sample's time in seconds. A sample that is not later than the previous one, or that has
+    ///     a non-finite component, is ignored.
+    /// - Returns: How many steps were counted (``newSteps``): 0, 1, or a whole run when it is confirmed. Their
+    ///   times are ``newStepTime(_:)``.
+    @inlinable
+    @discardableResult
+    public mutating func update(_ acceleration: SIMD3<Scalar>, at timestamp: Double) -> Int {
+        newStepCount = 0
+        guard acceleration.x.isFinite, acceleration.y.isFinite, acceleration.z.isFinite, timestamp.isFinite else {
+            return 0
+        }
+        guard let last = lastTimestamp else {
+            restart(at: timestamp, with: acceleration)
+            return 0
+        }
+        guard timestamp > last else { return 0 }
+        let dt = timestamp - last
+        if dt > configuration.longestStep {
+            restart(at: timestamp, with: acceleration)
+            return 0
+        }
+        lastTimestamp = timestamp
+
+        // 1. Gravity, vertical and horizontal user acceleration, smoothed.
+        gravityEstimate += Scalar(-Double.expMinusOne(-dt / configuration.gravityTimeConstant))
+            * (acceleration - gravityEstimate)
+        let norm = (gravityEstimate * gravityEstimate).sum().squareRoot()
+        guard norm > 0 else { return 0 }
+        let down = gravityEstimate / norm
+        let user = acceleration - gravityEstimate
+        let v = (user * down).sum()
+        let h = user - v * down
+        let smoothing = -Scalar.expMinusOne(-2 * Scalar.pi * configuration.smoothingCutoff * Scalar(dt))
+        vertical1 += smoothing * (v - vertical1)
+        vertical2 += smoothing * (vertical1 - vertical2)
+        horizontal1 += smoothing * (h - horizontal1)
+        horizontal2 += smoothing * (horizontal1 - horizontal2)
+        let highPass = -Scalar.expMinusOne(-2 * Scalar.pi * configuration.highPassCutoff * Scalar(dt))
+        verticalBase += highPass * (vertical2 - verticalBase)
+        horizontalBase += highPass * (horizontal2 - horizontalBase)
+        let y = vertical2 - verticalBase
+        let horizontal = horizontal2 - horizontalBase
+        verticalEnergy += y * y * Scalar(dt)
+        horizontalEnergy += (horizontal * horizontal).sum() * Scalar(dt)
+        let smoothedUser = y * down + horizontal
+        diagonalMoments += smoothedUser * smoothedUser * Scalar(dt)
+        crossMoments +=
+            SIMD3(smoothedUser.x * smoothedUser.y, smoothedUser.x * smoothedUser.z, smoothedUser.y * smoothedUser.z)
+            * Scalar(dt)
+        verticalMaximum = max(verticalMaximum, y)
+        verticalMinimum = min(verticalMinimum, y)
+
+        // 2. The trigger.
+        recentPeak = max(abs(y), recentPeak * Scalar(Double.exp(-dt / configuration.peakDecay)))
+        let hysteresis = max(configuration.minimumAmplitude, configuration.relativeThreshold * recentPeak)
+        if side == 1 && y < -hysteresis {
+            side = -1
+        } else if side == -1 && y > hysteresis {
+            side = 1
+            candidate(at: timestamp, down: down)
+        }
+        return newSteps
+    }
+
+    /// Forgets everything but the count, as after a gap: the filters and the current run start over.
+    @inlinable
+    public mutating func interrupt() {
+        lastTimestamp = nil
+        stepping = false
+        pending.removeAll()
+        candidates = CandidateHistory()
+    }
+
+    /// Forgets everything, the count too, as if no sample had been seen.
+    @inlinable
+    public mutating func reset() {
+        self = StepDetector(configuration: configuration)
+    }
+
+    // MARK: - Internals
+
+    /// Starts over from `acceleration` (the first sample, or after a gap): gravity is that sample, no run.
+    @inlinable
+    mutating func restart(at timestamp: Double, with acceleration: SIMD3<Scalar>) {
+        lastTimestamp = timestamp
+        gravityEstimate = acceleration
+        vertical1 = 0
+        vertical2 = 0
+        horizontal1 = .zero
+        horizontal2 = .zero
+        verticalBase = 0
+        horizontalBase = .zero
+        recentPeak = 0
+        side = -1
+        resetStepMeasures()
+        stepping = false
+        currentCadence = 0
+        pending.removeAll()
+        candidates = CandidateHistory()
+    }
+
+    @inlinable
+    mutating func resetStepMeasures() {
+        verticalEnergy = 0
+        horizontalEnergy = 0
+        verticalMaximum = 0
+        verticalMinimum = 0
+        diagonalMoments = .zero
+        crossMoments = .zero
+    }
+
+    /// A step candidate at `timestamp`: the gait tests, then the run and the count.
+    @inlinable
+    mutating func candidate(at timestamp: Double, down: SIMD3<Scalar>) {
+        candidates.push(
+            Candidate(
+                time: timestamp, down: down, verticalEnergy: verticalEnergy, horizontalEnergy: horizontalEnergy,
+                peak: max(verticalMaximum, -verticalMinimum), diagonalMoments: diagonalMoments,
+                crossMoments: crossMoments))
+        resetStepMeasures()
+        if candidates.count < 3 {
+            if candidates.count == 1 { runDirection = down }
+            pending.append(timestamp)
+            return
+        }
+        guard passesGaitTests() else {
+            // This candidate starts a new run.
+            stepping = false
+            pending.removeAll()
+            pending.append(timestamp)
+            runDirection = down
+            candidates.keepNewest()
+            return
+        }
+        let stride = candidates[0].time - candidates[2].time
+        lastStrideAmplitude = max(candidates[0].peak, candidates[1].peak)
+        if stepping {
+            stepCount += 1
+            countedTimes.removeAll()
+            countedTimes.append(timestamp)
+            newStepCount = 1
+            lastCountedTime = timestamp
+            currentCadence = 2 / stride
+            return
+        }
+        pending.append(timestamp)
+        if pending.count >= configuration.confirmationSteps {
+            stepping = true
+            countedTimes = pending
+            newStepCount = pending.count
+            stepCount += pending.count
+            lastCountedTime = timestamp
+            currentCadence = 2 / stride
+            pending.removeAll()
+        }
+    }
+
+    /// The tests on the stride that the newest candidate ends (``Configuration``).
+    @inlinable
+    func passesGaitTests() -> Bool {
+        let c = configuration
+        let newest = candidates[0]
+        let stride = newest.time - candidates[2].time
+        let step = newest.time - candidates[1].time
+        guard stride >= 2 / c.cadenceRange.upperBound && stride <= 2 / c.cadenceRange.lowerBound else { return false }
+        guard step >= c.stepAsymmetry * stride && step <= (1 - c.stepAsymmetry) * stride else { return false }
+        if candidates.count > 3 {
+            let previous = candidates[1].time - candidates[3].time
+            guard abs(stride / previous - 1) <= c.strideTolerance else { return false }
+        }
+        guard Self.angle(newest.down, candidates[1].down) <= c.maximumStrideTilt,
+            Self.angle(candidates[1].down, candidates[2].down) <= c.maximumStrideTilt,
+            Self.angle(newest.down, candidates[2].down) <= c.maximumStrideTilt,
+            Self.angle(newest.down, runDirection) <= c.maximumStreakTilt
+        else { return false }
+        let vertical = newest.verticalEnergy + candidates[1].verticalEnergy
+        let horizontal = newest.horizontalEnergy + candidates[1].horizontalEnergy
+        guard horizontal <= c.maximumHorizontalRatio * c.maximumHorizontalRatio * vertical else { return false }
+        // The centre of mass bounces at the cadence 2/stride by at most D: a peak of at most (2π·2/stride)²·D.
+        let omega = 2 * Scalar.pi * 2 / Scalar(stride)
+        let limit = omega * omega * c.maximumExcursion / Scalar(Self.standardGravity)
+        guard max(newest.peak, candidates[1].peak) <= limit else { return false }
+        let diagonal = newest.diagonalMoments + candidates[1].diagonalMoments
+        let trace = diagonal.sum()
+        guard trace > 0 else { return false }
+        let largest = ShakeDetector<Scalar>.largestEigenvalue(
+            diagonal: diagonal, offDiagonal: newest.crossMoments + candidates[1].crossMoments)
+        return largest <= c.maximumLinearity * trace
+    }
+
+    /// The angle between two unit vectors, in degrees.
+    @inlinable
+    static func angle(_ a: SIMD3<Scalar>, _ b: SIMD3<Scalar>) -> Scalar {
+        let cosine = min(max((a * b).sum(), -1), 1)
+        return Scalar.acos(cosine) * 180 / Scalar.pi
+    }
+
+    /// Standard gravity, in m/s² (1 g).
+    @usableFromInline static var standardGravity: Double { 9.80665 }
+
+    /// A step candidate: its time, gravity's direction then, and the energies and vertical peak of the step it
+    /// ends.
+    @usableFromInline
+    struct Candidate: Sendable {
+        @usableFromInline var time: Double
+        @usableFromInline var down: SIMD3<Scalar>
+        @usableFromInline var verticalEnergy: Scalar
+        @usableFromInline var horizontalEnergy: Scalar
+        @usableFromInline var peak: Scalar
+        @usableFromInline var diagonalMoments: SIMD3<Scalar>
+        @usableFromInline var crossMoments: SIMD3<Scalar>
+
+        @inlinable
+        init(
+            time: Double, down: SIMD3<Scalar>, verticalEnergy: Scalar, horizontalEnergy: Scalar, peak: Scalar,
+            diagonalMoments: SIMD3<Scalar>, crossMoments: SIMD3<Scalar>
+        ) {
+            self.diagonalMoments = diagonalMoments
+            self.crossMoments = crossMoments
+            self.time = time
+            self.down = down
+            self.verticalEnergy = verticalEnergy
+            self.horizontalEnergy = horizontalEnergy
+            self.peak = peak
+        }
+    }
+
+    /// The last four candidates, newest first, in fixed storage.
+    @usableFromInline
+    struct CandidateHistory: Sendable {
+        @usableFromInline var slots: (Candidate?, Candidate?, Candidate?, Candidate?) = (nil, nil, nil, nil)
+        @usableFromInline var count = 0
+
+        @inlinable init() {}
+
+        @inlinable
+        mutating func push(_ candidate: Candidate) {
+            slots = (candidate, slots.0, slots.1, slots.2)
+            count = min(count + 1, 4)
+        }
+
+        @inlinable
+        mutating func keepNewest() {
+            slots = (slots.0, nil, nil, nil)
+            count = min(count, 1)
+        }
+
+        @inlinable
+        subscript(index: Int) -> Candidate {
+            switch index {
+            case 0: slots.0!
+            case 1: slots.1!
+            case 2: slots.2!
+            default: slots.3!
+            }
+        }
+    }
+}
+
+/// Up to 16 step times, in fixed storage (no allocation).
+public struct StepTimes: Sendable {
+    /// The most times it holds.
+    public static var capacity: Int { 16 }
+
+    @usableFromInline var storage = SIMD16<Double>()
+    @usableFromInline var storedCount = 0
+    /// How many times it holds.
+    @inlinable public var count: Int { storedCount }
+
+    /// Creates an empty list.
+    @inlinable public init() {}
+
+    /// The `index`th time, oldest first, in seconds.
+    @inlinable
+    public subscript(index: Int) -> Double {
+        precondition(index >= 0 && index < count, "Index \(index) out of 0..<\(count).")
+        return storage[index]
+    }
+
+    @inlinable
+    mutating func append(_ time: Double) {
+        if storedCount == Self.capacity {
+            // Keep the newest: drop the oldest.
+            for i in 1..<Self.capacity { storage[i - 1] = storage[i] }
+            storedCount -= 1
+        }
+        storage[storedCount] = time
+        storedCount += 1
+    }
+
+    @inlinable
+    mutating func removeAll() { storedCount = 0 }
+}

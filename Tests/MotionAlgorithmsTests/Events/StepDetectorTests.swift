@@ -1,0 +1,175 @@
+import RealModule
+import Testing
+import TestThreads
+
+@testable import MotionAlgorithms
+
+/// `StepDetector` on synthetic gaits (known step times, random orientation, noise, irregular sampling) and on
+/// distractors that must give no step.
+@Suite(.computeBound) struct StepDetectorTests {
+    static let flat = SIMD3<Double>(0, 0, -1)
+
+    /// Counts the steps of `gait` sampled at `times`, from 2 s of rest before it to 3 s after.
+    static func count(_ gait: GaitSignal, rate: Double = 100, jitter: Double = 0, noise: Double = 0.01) -> [Double] {
+        let times = sampleTimes(from: 0, to: gait.end + 3, rate: rate, jitter: jitter)
+        var detector = StepDetector<Double>()
+        return detector.steps(readings(gait.reading, at: times, noise: noise))
+    }
+
+    // MARK: Gaits
+
+    @Test(arguments: [
+        (1.4, 0.12), (1.8, 0.2), (2.2, 0.3), (2.8, 0.9), (3.2, 1.2),
+    ])
+    func aWalkOrRunIsCountedToWithinOneStep(cadence: Double, amplitude: Double) {
+        for seed: UInt64 in 1...4 {
+            let gait = GaitSignal(steps: 120, cadence: cadence, amplitude: amplitude, seed: seed)
+            let steps = Self.count(gait)
+            #expect(abs(steps.count - 120) <= 1, "cadence \(cadence), seed \(seed): \(steps.count) steps")
+            // Each counted step lies within a quarter step of a true one.
+            let period = 1 / cadence
+            let offsets = steps.map { t in gait.stepTimes.map { t - $0 }.min { abs($0) < abs($1) }! }
+            #expect(offsets.allSatisfy { abs($0) < period / 2 }, "\(offsets.filter { abs($0) >= period / 2 })")
+        }
+    }
+
+    @Test(arguments: [25.0, 50, 100, 200, 400])
+    func theRateDoesNotChangeTheCount(rate: Double) {
+        let gait = GaitSignal(steps: 80, cadence: 1.9, amplitude: 0.2, seed: 5)
+        #expect(abs(Self.count(gait, rate: rate).count - 80) <= 1)
+    }
+
+    @Test func irregularSamplingIsCountedLikeRegular() {
+        // Android's "fastest" delivery: intervals vary by ±90 % around 5 ms.
+        let gait = GaitSignal(steps: 80, cadence: 1.7, amplitude: 0.15, seed: 9)
+        #expect(abs(Self.count(gait, rate: 200, jitter: 0.9).count - 80) <= 1)
+    }
+
+    @Test func theRateMayChangeDuringAWalk() {
+        let gait = GaitSignal(steps: 100, cadence: 2, amplitude: 0.25, seed: 11)
+        let middle = gait.stepTimes[50] + 0.13
+        let times = sampleTimes(from: 0, to: middle, rate: 50) + sampleTimes(from: middle, to: gait.end + 3, rate: 400)
+        var detector = StepDetector<Double>()
+        #expect(abs(detector.steps(readings(gait.reading, at: times)).count - 100) <= 1)
+    }
+
+    @Test func aGapRestartsTheRunAndLosesOnlyTheStepsInIt() {
+        let gait = GaitSignal(steps: 100, cadence: 2, amplitude: 0.25, seed: 12)
+        let (gapStart, gapEnd) = (gait.stepTimes[40] + 0.1, gait.stepTimes[40] + 3.1)  // 3 s without samples
+        let times = sampleTimes(from: 0, to: gait.end + 3, rate: 100).filter { $0 < gapStart || $0 >= gapEnd }
+        var detector = StepDetector<Double>()
+        let steps = detector.steps(readings(gait.reading, at: times))
+        let outside = gait.stepTimes.filter { $0 < gapStart || $0 >= gapEnd }.count
+        // The step after the gap is where the trigger starts again; the run re-confirms and counts retroactively.
+        #expect(steps.count <= outside && steps.count >= outside - 3, "\(steps.count) of \(outside)")
+        #expect(steps.allSatisfy { $0 < gapStart || $0 >= gapEnd })
+    }
+
+    @Test func fewerStepsThanTheConfirmationAreNotCounted() {
+        let gait = GaitSignal(steps: 8, cadence: 1.8, amplitude: 0.2, seed: 13)
+        #expect(Self.count(gait).isEmpty)
+    }
+
+    @Test func worksInFloat() {
+        let gait = GaitSignal(steps: 60, cadence: 1.8, amplitude: 0.2, seed: 14)
+        let times = sampleTimes(from: 0, to: gait.end + 3, rate: 100)
+        var detector = StepDetector<Float>()
+        #expect(abs(detector.steps(readings(gait.reading, at: times)).count - 60) <= 1)
+    }
+
+    @Test func cadenceIsTwoOverTheLastStride() {
+        let gait = GaitSignal(steps: 60, cadence: 2, amplitude: 0.25, variation: 0, asymmetry: 0, seed: 15)
+        let times = sampleTimes(from: 0, to: gait.end - 0.2, rate: 200)
+        var detector = StepDetector<Double>()
+        _ = detector.steps(readings(gait.reading, at: times, noise: 0.002))
+        #expect(detector.isStepping)
+        #expect(abs(detector.cadence - 2) < 0.05)
+    }
+
+    // MARK: No steps
+
+    /// Runs `signal` for `duration` seconds at 100 Hz with 0.005 g of noise and returns the steps counted.
+    static func steps(_ duration: Double, rate: Double = 100, _ signal: @escaping (Double) -> SIMD3<Double>) -> Int {
+        var detector = StepDetector<Double>()
+        return detector.steps(readings(signal, at: sampleTimes(from: 0, to: duration, rate: rate), noise: 0.005)).count
+    }
+
+    @Test(arguments: [2.0, 3, 4, 6])
+    func shakingIsNoSteps(frequency: Double) {
+        // 20 s of shaking along each axis, 0.5–2 g, the device held upright.
+        for axis in [SIMD3<Double>(1, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1)] {
+            for amplitude in [0.5, 1, 2] {
+                let n = Self.steps(20) { t in
+                    SIMD3(0, -1, 0) + amplitude * Double.sin(2 * .pi * frequency * t) * axis
+                }
+                #expect(n == 0, "\(frequency) Hz, \(amplitude) g along \(axis): \(n) steps")
+            }
+        }
+    }
+
+    @Test(arguments: [1.5, 2, 3])
+    func regularTappingIsNoSteps(rate: Double) {
+        // A finger tapping the screen of a device lying flat: 20 ms impulses of 2 g into the table, ringing at
+        // 40 Hz, `rate` taps per second for 20 s.
+        let n = Self.steps(20, rate: 400) { t in
+            let since = t.truncatingRemainder(dividingBy: 1 / rate)
+            let impulse = since < 0.02 ? 2.0 : 0
+            let ringing = 0.3 * Double.exp(-since / 0.05) * Double.sin(2 * .pi * 40 * since)
+            return Self.flat + SIMD3(0, 0, impulse + ringing)
+        }
+        #expect(n == 0, "\(n) steps")
+    }
+
+    @Test(arguments: [0.5, 1, 1.5])
+    func turningTheDeviceInTheHandIsNoSteps(frequency: Double) {
+        // Turned back and forth by ±60° about its long axis, with the hand's small translation at the same rate.
+        let n = Self.steps(20) { t in
+            let angle = Double.pi / 3 * Double.sin(2 * .pi * frequency * t)
+            let hand = 0.2 * Double.sin(4 * .pi * frequency * t)
+            return SIMD3(Double.sin(angle), 0, -Double.cos(angle)) + SIMD3(0, 0, hand)
+        }
+        #expect(n == 0, "\(n) steps")
+    }
+
+    @Test func engineVibrationAndVehicleMotionAreNoSteps() {
+        // A device on a car seat: engine at 25–35 Hz (0.3 g), road noise, the car's suspension bouncing at
+        // 1.2–1.8 Hz (0.1 g), and braking and cornering (0.2 g over seconds).
+        var random = NoiseGenerator(seed: 21)
+        let road = (0..<64).map { _ in random.gaussian() }
+        let n = Self.steps(60, rate: 200) { t in
+            let engine = 0.3 * Double.sin(2 * .pi * (30 + 5 * Double.sin(0.1 * t)) * t)
+            let bounce = 0.1 * Double.sin(2 * .pi * (1.5 + 0.3 * Double.sin(0.05 * t)) * t)
+            let bump = 0.05 * road[Int(t * 4) % road.count]
+            let driving = 0.2 * Double.sin(2 * .pi * 0.08 * t)
+            return Self.flat + SIMD3(driving, 0.5 * driving, engine + bounce + bump)
+        }
+        #expect(n == 0, "\(n) steps")
+    }
+
+    @Test func aStillDeviceIsNoSteps() {
+        #expect(Self.steps(60) { _ in Self.flat } == 0)
+    }
+
+    @Test func aGaitAboveTheCadenceRangeIsNoSteps() {
+        // Vibration-like 'steps' at 5 per second.
+        let gait = GaitSignal(steps: 150, cadence: 5, amplitude: 0.5, seed: 30)
+        #expect(Self.count(gait).isEmpty)
+    }
+
+    @Test func handMotionLargerThanABodyCanBounceIsNoSteps() {
+        // Moving the device up and down by hand ±25 cm at 1.3 Hz: 1.7 g at a walking cadence.
+        let n = Self.steps(30) { t in
+            let a = 0.25 * (2 * .pi * 1.3) * (2 * .pi * 1.3) / 9.80665 * Double.sin(2 * .pi * 1.3 * t)
+            return Self.flat + SIMD3(0, 0, a)
+        }
+        #expect(n == 0, "\(n) steps")
+    }
+
+    @Test func horizontalMotionIsNoSteps() {
+        // Side-to-side hand motion at 2 Hz with the device flat: horizontal only.
+        let n = Self.steps(30) { t in
+            Self.flat + SIMD3(0.4 * Double.sin(2 * .pi * 2 * t), 0.1 * Double.sin(2 * .pi * 1 * t), 0)
+        }
+        #expect(n == 0, "\(n) steps")
+    }
+}
