@@ -2,7 +2,7 @@ public import MotionAlgorithms
 public import MotionCore
 
 /// The settings of the algorithms a ``MotionManager`` (its ``MotionProcessor``) runs: sensor filters, fusion, shake
-/// detection and orientation.
+/// detection, orientation, the pedometer and the activity classifier.
 public struct MotionConfiguration: Sendable {
     /// The attitude estimator's settings (`Docs/Attitude.md`).
     public var attitude: AttitudeEstimatorConfiguration
@@ -16,6 +16,13 @@ public struct MotionConfiguration: Sendable {
     public var shake: ShakeDetector<Double>.Configuration
     /// The orientation classifier's settings (`Docs/MotionEvents.md`).
     public var orientation: OrientationClassifier<Double>.Configuration
+    /// The step detector's settings (`Docs/Pedometer.md`), used by the pedometer and the activity classifier.
+    public var steps: StepDetector<Double>.Configuration
+    /// The pedometer's step-length model: distance and pace (`Docs/Pedometer.md`).
+    public var stepLength: StepLengthModel
+    /// The activity classifier's settings, apart from its step detector's, which are ``steps``
+    /// (`Docs/Pedometer.md`).
+    public var activity: ActivityClassifier<Double>.Configuration
     /// The filter applied to every accelerometer, gyroscope and magnetometer reading delivered (the iPhone guide's
     /// low-pass or high-pass), each sensor with its own state; `nil` (the default) delivers them as read. Device
     /// motion, shakes and orientation always use the unfiltered readings (`Docs/Filters.md`).
@@ -31,8 +38,13 @@ public struct MotionConfiguration: Sendable {
         attitude: AttitudeEstimatorConfiguration = .init(),
         referenceFrame: AttitudeReferenceFrame = .xArbitraryZVertical, magneticDeclination: Double = 0,
         predictionInterval: Double = 0, shake: ShakeDetector<Double>.Configuration = .init(),
-        orientation: OrientationClassifier<Double>.Configuration = .init(), sensorFilter: VectorFilter? = nil
+        orientation: OrientationClassifier<Double>.Configuration = .init(), sensorFilter: VectorFilter? = nil,
+        steps: StepDetector<Double>.Configuration = .init(), stepLength: StepLengthModel = .default,
+        activity: ActivityClassifier<Double>.Configuration = .init()
     ) {
+        self.steps = steps
+        self.stepLength = stepLength
+        self.activity = activity
         self.attitude = attitude
         self.referenceFrame = referenceFrame
         self.magneticDeclination = magneticDeclination

@@ -8,7 +8,8 @@ public import MotionCore
 /// - the sensor readings, each sensor through ``MotionConfiguration/sensorFilter`` and its own
 ///   `UpdateIntervalGate` (``Request/updateInterval``);
 /// - device motion in each requested reference frame (a `DeviceMotionFilter` per frame, fed the unfiltered readings);
-/// - shake events (`ShakeDetector`) and orientation changes (`OrientationClassifier`), from the accelerometer.
+/// - shake events (`ShakeDetector`) and orientation changes (`OrientationClassifier`), from the accelerometer;
+/// - steps (`Pedometer`) and activity changes (`ActivityClassifier`), from the accelerometer.
 ///
 /// When the source ends, stops or fails, ``finish()`` gives the last outputs: a shake in progress is cancelled as
 /// `interrupted` at the last accelerometer reading (the sensor stopped), everywhere the same way.
@@ -28,11 +29,15 @@ public struct MotionProcessor: Sendable {
         public var shake: Bool
         /// Classify the device's orientation.
         public var orientation: Bool
+        /// Count steps (pedometer).
+        public var steps: Bool
+        /// Classify the activity (stationary, walking, running, unknown).
+        public var activity: Bool
 
         /// Creates a request; by default, nothing is computed.
         public init(
             sensors: SensorSet = [], updateInterval: Double = 0, referenceFrames: Set<AttitudeReferenceFrame> = [],
-            shake: Bool = false, orientation: Bool = false
+            shake: Bool = false, orientation: Bool = false, steps: Bool = false, activity: Bool = false
         ) {
             precondition(updateInterval >= 0 && updateInterval.isFinite, "The update interval must be ≥ 0 s.")
             self.sensors = sensors
@@ -40,13 +45,15 @@ public struct MotionProcessor: Sendable {
             self.referenceFrames = referenceFrames
             self.shake = shake
             self.orientation = orientation
+            self.steps = steps
+            self.activity = activity
         }
 
         /// The sensors the source must deliver for this request.
         public var requiredSensors: SensorSet {
             var required = sensors
             for frame in referenceFrames { required.formUnion(frame.requiredSensors) }
-            if shake || orientation { required.insert(.accelerometer) }
+            if shake || orientation || steps || activity { required.insert(.accelerometer) }
             return required
         }
     }
@@ -60,6 +67,8 @@ public struct MotionProcessor: Sendable {
     private var filters: [DeviceMotionFilter?] = [nil, nil, nil, nil]
     private var shake: ShakeDetector<Double>?
     private var orientation: OrientationClassifier<Double>?
+    private var pedometer: Pedometer<Double>?
+    private var activityClassifier: ActivityClassifier<Double>?
     /// What the last call of ``process(_:)`` or ``finish()`` produced.
     public private(set) var outputs = MotionOutputs()
     /// The time of the last accelerometer reading: a shake in progress is cancelled there at the end.
@@ -121,6 +130,18 @@ public struct MotionProcessor: Sendable {
         } else if orientation == nil {
             orientation = OrientationClassifier(configuration: configuration.orientation)
         }
+        if !newRequest.steps {
+            pedometer = nil
+        } else if pedometer == nil {
+            pedometer = Pedometer(configuration: configuration.steps, stepLength: configuration.stepLength)
+        }
+        if !newRequest.activity {
+            activityClassifier = nil
+        } else if activityClassifier == nil {
+            var activityConfiguration = configuration.activity
+            activityConfiguration.steps = configuration.steps
+            activityClassifier = ActivityClassifier(configuration: activityConfiguration)
+        }
     }
 
     /// Processes one sample; ``outputs`` holds what it produced until the next call.
@@ -139,10 +160,16 @@ public struct MotionProcessor: Sendable {
         }
         outputs.shake = nil
         outputs.orientationChange = nil
+        outputs.steps = nil
+        outputs.activity = nil
         if let acceleration = sample.acceleration?.vector {
             lastAccelerationTime = t
             if shake != nil { outputs.shake = shake!.update(acceleration, at: t) }
             if orientation != nil { outputs.orientationChange = orientation!.update(acceleration, at: t) }
+            if pedometer != nil, pedometer!.update(acceleration, at: t) > 0 {
+                outputs.steps = PedometerUpdate(stepTimes: pedometer!.detector.newStepTimes, data: pedometer!.data)
+            }
+            if activityClassifier != nil { outputs.activity = activityClassifier!.update(acceleration, at: t) }
         }
     }
 
@@ -153,6 +180,12 @@ public struct MotionProcessor: Sendable {
         outputs = MotionOutputs(timestamp: lastAccelerationTime ?? outputs.timestamp)
         if shake != nil, let t = lastAccelerationTime { outputs.shake = shake!.cancel(at: t) }
     }
+
+    /// The pedometer's figures so far, when steps are requested: the final total once the source has ended.
+    public var pedometerData: PedometerData? { pedometer?.data }
+
+    /// The activity reported last, when activity is requested.
+    public var currentActivity: MotionActivity? { activityClassifier?.activity }
 
     /// What device motion has learned about the device so far, to save (``CalibrationFile``) and give a later
     /// session (``MotionConfiguration/calibration``): the state of the filter that uses the most sensors (a
@@ -189,6 +222,10 @@ public struct MotionOutputs: Sendable {
     public var shake: ShakeEvent?
     /// The device's orientation (or iio-sensor-proxy's orientation or tilt) changed.
     public var orientationChange: DeviceOrientationChange?
+    /// Steps were counted: their times and the pedometer's figures after them.
+    public var steps: PedometerUpdate?
+    /// The activity changed.
+    public var activity: MotionActivity?
 
     init(timestamp: Double = 0) {
         self.timestamp = timestamp
@@ -198,7 +235,8 @@ public struct MotionOutputs: Sendable {
 
     /// `true` when the sample produced nothing: no reading due, no device motion, no event.
     public var isEmpty: Bool {
-        sample == nil && shake == nil && orientationChange == nil && deviceMotionIsDue == 0
+        sample == nil && shake == nil && orientationChange == nil && steps == nil && activity == nil
+            && deviceMotionIsDue == 0
     }
 
     /// The accelerometer reading due, as Core Motion's `CMAccelerometerData`.

@@ -4,7 +4,9 @@ import Testing
 /// What a new user meets first: values that start with '-', ranges named in errors, and help that reads well.
 @Suite struct CommandLineTests {
     static let trace = "Recordings/simulated-shakes-with-distractors.csv"
-    static let commands = ["stream", "attitude", "simulate", "orientation", "shake", "devices", "record", "settings"]
+    static let commands = [
+        "stream", "attitude", "simulate", "orientation", "shake", "steps", "activity", "devices", "record", "settings",
+    ]
 
     /// `-1` after an option is its value: the option's own check answers, naming the flag and the range.
     @Test(arguments: [

@@ -1,0 +1,162 @@
+import ArgumentParser
+import Motion
+import MotionAlgorithms
+import MotionCore
+import MotionTesting
+import MotionTrace
+
+/// `motionctl steps`: the pedometer on a trace: one line per counted step, then the total.
+struct StepsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "steps",
+        abstract: "Print the steps of a trace (pedometer) and their total.",
+        discussion: """
+            Each counted step is one row: its time, the running count, the cadence (steps/s), the distance (m) \
+            and the pace (s/m) from the step-length model (--height or --step-length; default 0.415 × 1.70 m = \
+            0.7055 m per step). Steps are counted once ten regular steps in a row are seen, then retroactively, \
+            so rows come in bursts at the start of each walk. The last row is the total (event 'total'). CSV by \
+            default (columns event,t,steps,cadence,distance,pace), JSON Lines with --format jsonl. The trace is \
+            processed as fast as possible (--speed max) unless --speed says otherwise. --device and --service are \
+            not supported yet. See Docs/Pedometer.md.
+            """
+    )
+
+    @Option(help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
+    var trace: String
+
+    @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
+    var speed: ReplaySpeed = .max
+
+    @Option(help: "Output format: csv (a header, one row per step, a total row) or jsonl (JSON Lines).")
+    var format: StepsFormat = .csv
+
+    @Option(help: ArgumentHelp("The walker's height, for the step length (0.415 × height).", valueName: "metres"))
+    var height: Double?
+
+    @Option(
+        name: .customLong("step-length"),
+        help: ArgumentHelp("A calibrated step length, instead of --height.", valueName: "metres"))
+    var stepLength: Double?
+
+    @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
+    var lenient = false
+
+    func validate() throws {
+        if height != nil && stepLength != nil { throw ValidationError("Choose one of --height and --step-length.") }
+        if let height, !(height >= 0.5 && height <= 2.5) {
+            throw ValidationError("--height must be between 0.5 and 2.5 m, got \(height).")
+        }
+        if let stepLength, !(stepLength > 0 && stepLength <= 3) {
+            throw ValidationError("--step-length must be more than 0 and at most 3 m, got \(stepLength).")
+        }
+    }
+
+    /// The step-length model the options choose.
+    var stepLengthModel: StepLengthModel {
+        if let stepLength { return StepLengthModel(stepLength: stepLength) }
+        if let height { return .height(height) }
+        return .default
+    }
+
+    func run() async throws {
+        Interruption.install()
+        do {
+            try await runTrace()
+        } catch {
+            throw report(error)
+        }
+    }
+
+    func runTrace() async throws(MotionError) {
+        let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
+        defer { warnAboutSkippedRows(reader) }
+        try requireAccelerometer(reader, path: trace)
+        let output = try StepsOutput(format: format)
+        try output.writeHeader()
+        var processor = MotionProcessor(
+            configuration: MotionConfiguration(stepLength: stepLengthModel), request: .init(steps: true))
+        var lastTime = 0.0
+        try await TraceReplay(reader: reader, speed: speed.factor).run(&processor, flush: output.flush) {
+            outputs throws(MotionError) in
+            lastTime = outputs.timestamp
+            if let update = outputs.steps { try output.write(update, stepLength: stepLengthModel) }
+        }
+        let data =
+            processor.pedometerData
+            ?? PedometerData(
+                startTime: nil, endTime: nil, numberOfSteps: 0, distance: 0, currentCadence: nil, currentPace: nil)
+        try output.writeTotal(data, at: lastTime)
+        try output.flush()
+    }
+}
+
+/// The output formats of `steps`.
+enum StepsFormat: String, ExpressibleByArgument, CaseIterable {
+    /// `event,t,steps,cadence,distance,pace`: one `step` row per step, then one `total` row.
+    case csv
+    /// JSON Lines: `{"type":"step","t":…,"steps":…,…}` per step, then `{"type":"total",…}`.
+    case jsonl
+}
+
+/// Writes the step rows to stdout.
+final class StepsOutput {
+    let format: StepsFormat
+    private let writer: TraceWriter?
+    private var text = ""
+
+    init(format: StepsFormat) throws(MotionError) {
+        self.format = format
+        writer =
+            format == .jsonl
+            ? try TraceWriter(fileDescriptor: 1, name: "<stdout>", format: .jsonl, sensors: [], flushing: .eachLine)
+            : nil
+    }
+
+    func writeHeader() throws(MotionError) {
+        if format == .csv { text += "event,t,steps,cadence,distance,pace\n" }
+    }
+
+    /// One row per step of `update`: the running count, and the distance at that step. Cadence and pace are the
+    /// update's (a confirmed run's steps all get the cadence at its confirmation).
+    func write(_ update: PedometerUpdate, stepLength: StepLengthModel) throws(MotionError) {
+        let count = update.stepTimes.count
+        for i in 0..<count {
+            let steps = update.data.numberOfSteps - (count - 1 - i)
+            let distance = update.data.distance - Double(count - 1 - i) * stepLength.stepLength
+            try writeRow(
+                event: "step", t: update.stepTimes[i], steps: steps, cadence: update.data.currentCadence,
+                distance: distance, pace: update.data.currentPace)
+        }
+    }
+
+    /// The total row, at the time of the trace's last sample.
+    func writeTotal(_ data: PedometerData, at t: Double) throws(MotionError) {
+        try writeRow(event: "total", t: t, steps: data.numberOfSteps, cadence: nil, distance: data.distance, pace: nil)
+    }
+
+    private func writeRow(
+        event: String, t: Double, steps: Int, cadence: Double?, distance: Double, pace: Double?
+    ) throws(MotionError) {
+        switch format {
+        case .csv:
+            text +=
+                "\(event),\(fixed(t, 3)),\(steps),\(cadence.map { fixed($0, 3) } ?? ""),\(fixed(distance, 3)),"
+                + "\(pace.map { fixed($0, 3) } ?? "")\n"
+            if text.utf8.count > 1 << 16 { try flush() }
+        case .jsonl:
+            var fields: [(String, EventValue)] = [("steps", .number(Double(steps)))]
+            if let cadence { fields.append(("cadence", .number(cadence))) }
+            fields.append(("distance", .number(distance)))
+            if let pace { fields.append(("pace", .number(pace))) }
+            try writer?.writeEvent(type: event, timestamp: t, fields: fields)
+        }
+    }
+
+    func flush() throws(MotionError) {
+        if !text.isEmpty {
+            try TextOutput.write(text, to: 1, name: "<stdout>")
+            text = ""
+        }
+        try writer?.flush()
+    }
+}
