@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The pedometer's accuracy (issue 26; Docs/Pedometer.md, "Validation"): the release motionctl's `steps` on
+#   1. the Oxford Step Counter development walks (../shared/datasets/oxford-steps-dev: 48 walks with counted steps;
+#      Oxford Step Counter data set by D. Salvi, C. Velardo, J. Brynes, L. Tarassenko, CC BY 4.0), scored by
+#      ../shared/tools/score_steps.py: MAPE of the totals, worst walk, and the same per user, phone, device and
+#      position; then again without the seven walks whose truth the data set's README flags as uncertain;
+#   2. broad-dev's nine recordings (an IMU turned, shaken, tapped, moved by hand; never walked) and the shipped
+#      non-walking recordings (Recordings/), which must give 0 steps.
+# No constant of the step detector is fitted to these files: the per-person and per-device figures are reported
+# because the figures that matter are those on people and phones the constants never saw (Docs/Pedometer.md).
+# Usage:
+#   Scripts/check-steps.sh [--enforce-goals] [--json FILE]
+# --enforce-goals also fails (status 1) when the issue's goals are missed: MAPE ≤ 1 %, no walk worse than 3 %.
+# Environment: SHARED (default ../shared, else /work/shared), SCRATCH (the build folder, default .build), JOBS.
+# Every build and run is under `nice -n 19`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+enforce=()
+json=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --enforce-goals) enforce=(--max-mape 1 --max-worst 3) ;;
+        --json) json=(--json "$2"); shift ;;
+        *) echo "usage: $0 [--enforce-goals] [--json FILE]" >&2; exit 2 ;;
+    esac
+    shift
+done
+shared="${SHARED:-}"
+if [ -z "$shared" ]; then
+    if [ -d ../shared/datasets ]; then shared=../shared; else shared=/work/shared; fi
+fi
+scratch="${SCRATCH:-.build}"
+jobs="${JOBS:-2}"
+nice -n 19 swift build --scratch-path "$scratch" -c release --product motionctl > /dev/null
+bin="$PWD/$scratch/release/motionctl"
+uncertain=(Pixel_Jamie_Hard_Armband_1 Pixel_Jamie_Hard_Armband_2 Pixel_Jamie_Hard_SwingingArm_1
+    Pixel_Jamie_Hard_SwingingArm_2 Samsung_Dario_Hard_ArmBand_2 Samsung_Dario_Hard_FrontPocket_1
+    Samsung_Dario_Hard_FrontPocket_2)
+
+echo "== oxford-steps-dev: all 48 walks (constants not fitted to them; truth uncertain on 7, marked by the README)"
+status=0
+nice -n 19 python3 "$shared/tools/score_steps.py" --data "$shared/datasets/oxford-steps-dev" \
+    --cmd '{bin} steps --trace {trace}' --bin "$bin" --jobs "$jobs" \
+    --by user --by phone --by device --by position "${json[@]}" "${enforce[@]}" || status=1
+
+echo
+echo "== oxford-steps-dev without the 7 walks of uncertain truth (41 walks)"
+excludes=()
+for name in "${uncertain[@]}"; do excludes+=(--exclude "$name"); done
+nice -n 19 python3 "$shared/tools/score_steps.py" --data "$shared/datasets/oxford-steps-dev" \
+    --cmd '{bin} steps --trace {trace}' --bin "$bin" --jobs "$jobs" --quiet "${excludes[@]}" || true
+
+echo
+echo "== recordings never walked: every one must give 0 steps"
+total=0
+for trace in "$shared"/datasets/broad-dev/*.trace.csv Recordings/*.csv; do
+    steps=$(nice -n 19 "$bin" steps --trace "$trace" | tail -n 1 | cut -d, -f3)
+    printf '%6s  %s\n' "$steps" "$trace"
+    total=$((total + steps))
+done
+echo "total: $total steps (goal: 0; the published Oxford algorithm counts 2,537 on broad-dev)"
+[ "$total" -eq 0 ] || status=1
+exit $status
