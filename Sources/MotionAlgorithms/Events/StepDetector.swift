@@ -6,11 +6,12 @@ public import RealModule
 /// Each sample goes through:
 /// 1. **Gravity and the vertical**: a first-order low-pass with time constant
 ///    ``Configuration/gravityTimeConstant`` (default 1 s) estimates gravity `g`; the user acceleration `u = a − g`
-///    is split into its vertical part `v = u·ĝ` and its horizontal rest. Both are band-passed to the step band:
-///    two first-order low-passes at ``Configuration/smoothingCutoff`` (default 4 Hz), then a first-order
-///    high-pass at ``Configuration/highPassCutoff`` (default 0.5 Hz, half the slowest cadence, which removes
-///    what is left of slow motions such as a vehicle's braking and cornering). Every filter is defined in seconds
-///    and its coefficient is computed from each sample's interval, so the rate may be anything and may change.
+///    is split into its vertical part `v = u·ĝ` and its horizontal rest. Both are smoothed by two first-order
+///    low-passes at ``Configuration/smoothingCutoff`` (default 4 Hz); the smoothed vertical part drives the
+///    trigger. For the energy and line tests (step 3) both are also high-passed (first order) at
+///    ``Configuration/highPassCutoff`` (default 0.5 Hz, half the slowest cadence), which removes what is left of
+///    slow motions such as a vehicle's braking and cornering. Every filter is defined in seconds and its
+///    coefficient is computed from each sample's interval, so the rate may be anything and may change.
 /// 2. **Step candidates**: a Schmitt trigger on the smoothed vertical acceleration. A candidate is the rise
 ///    through `+h` after a fall through `−h`, where `h` is the larger of ``Configuration/minimumAmplitude``
 ///    (default 0.04 g) and ``Configuration/relativeThreshold`` (default 0.3) of the recent peak (which decays
@@ -62,8 +63,8 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         /// The cutoff of each of the two low-passes smoothing the user acceleration, in Hz. Default 4 Hz: above
         /// the fastest cadence (3.5 steps/s), below heel-strike transients and vibration.
         public var smoothingCutoff: Scalar
-        /// The cutoff of the first-order high-pass applied after smoothing, in Hz. Default 0.5 Hz: half the
-        /// slowest cadence.
+        /// The cutoff of the first-order high-pass that limits the energy and line tests to the step band, in Hz.
+        /// Default 0.5 Hz: half the slowest cadence.
         public var highPassCutoff: Scalar
         /// The smallest hysteresis of the step trigger, in g. Default 0.04 g: the slowest walking moves the body's
         /// centre of mass by about 2.7 cm peak to peak at 1.4 steps/s, an acceleration of about 0.1 g peak.
@@ -300,11 +301,14 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         let highPass = -Scalar.expMinusOne(-2 * Scalar.pi * configuration.highPassCutoff * Scalar(dt))
         verticalBase += highPass * (vertical2 - verticalBase)
         horizontalBase += highPass * (horizontal2 - horizontalBase)
-        let y = vertical2 - verticalBase
+        // The trigger and the peaks use the smoothed vertical acceleration; the energies and the line test use
+        // the step band (high-passed), where slow motions cannot mask or fake a gait.
+        let y = vertical2
+        let bandVertical = vertical2 - verticalBase
         let horizontal = horizontal2 - horizontalBase
-        verticalEnergy += y * y * Scalar(dt)
+        verticalEnergy += bandVertical * bandVertical * Scalar(dt)
         horizontalEnergy += (horizontal * horizontal).sum() * Scalar(dt)
-        let smoothedUser = y * down + horizontal
+        let smoothedUser = bandVertical * down + horizontal
         diagonalMoments += smoothedUser * smoothedUser * Scalar(dt)
         crossMoments +=
             SIMD3(smoothedUser.x * smoothedUser.y, smoothedUser.x * smoothedUser.z, smoothedUser.y * smoothedUser.z)
