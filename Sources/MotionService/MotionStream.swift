@@ -33,6 +33,9 @@ final class MotionStream: Sendable {
     let grid: SharedRateGrid?
     /// The write end of the stream's pipe (non-blocking).
     private let descriptor: Int32
+    /// The lines this stream shares with others of its variant; `variant` is `nil` for event streams.
+    private let rows: SharedRows
+    private let variant: SharedRows.Variant?
     private let state: LockedState<State>
 
     private struct State {
@@ -68,7 +71,8 @@ final class MotionStream: Sendable {
     }
 
     private init(
-        id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?, descriptor: Int32
+        id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?, descriptor: Int32,
+        rows: SharedRows
     ) {
         self.id = id
         self.owner = owner
@@ -76,6 +80,8 @@ final class MotionStream: Sendable {
         self.request = request
         self.grid = grid
         self.descriptor = descriptor
+        self.rows = rows
+        variant = SharedRows.Variant(request)
         state = LockedState(
             State(
                 renderer: StreamRenderer(request, id: id),
@@ -90,7 +96,7 @@ final class MotionStream: Sendable {
     /// a slow reader is the kernel's default pipe capacity, 64 KiB (small writes share pages): about 600 sample
     /// lines; beyond that, records wait in the stream, then are dropped.
     static func make(
-        id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?
+        id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?, rows: SharedRows
     ) throws(SystemErrno) -> (MotionStream, Int32) {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else { throw SystemErrno.current() }
@@ -98,7 +104,9 @@ final class MotionStream: Sendable {
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
         return (
-            MotionStream(id: id, owner: owner, user: user, request: request, grid: grid, descriptor: ends[1]), ends[0]
+            MotionStream(
+                id: id, owner: owner, user: user, request: request, grid: grid, descriptor: ends[1], rows: rows),
+            ends[0]
         )
     }
 
@@ -215,8 +223,12 @@ final class MotionStream: Sendable {
         case failed(String)
     }
 
-    /// Renders `record` (after a `dropped` event when records were dropped before it) and sends it.
+    /// Renders `record` (after a `dropped` event when records were dropped before it) and sends it: the line
+    /// shared with the streams of its variant, once this stream's header is out.
     private func write(_ record: MotionRecord, _ state: inout State) -> WriteOutcome {
+        if state.unreported == 0, state.renderer.wroteHeader, let variant, let line = rows.line(variant, record) {
+            return line.withUnsafeBytes { send($0, &state, isRecord: true) }
+        }
         do throws(MotionError) {
             if state.unreported > 0 {
                 try state.renderer.renderDropped(state.unreported, total: state.dropped, at: record.timestamp)
@@ -229,21 +241,20 @@ final class MotionStream: Sendable {
         return sendRendered(&state, isRecord: true)
     }
 
-    /// Sends what the renderer holds; what the pipe does not take waits in `partial`.
+    /// Sends what the renderer holds.
     private func sendRendered(_ state: inout State, isRecord: Bool) -> WriteOutcome {
-        let descriptor = self.descriptor
-        var rest: [UInt8] = []
-        let result = state.renderer.writer.withTakenBytes { bytes in
-            let result = Self.send(bytes, to: descriptor)
-            if case .full(let taken) = result { rest = Array(bytes[taken...]) }
-            return result
-        }
-        switch result {
+        let writer = state.renderer.writer
+        return writer.withTakenBytes { bytes in send(bytes, &state, isRecord: isRecord) }
+    }
+
+    /// Sends `bytes`; what the pipe does not take waits in `partial`.
+    private func send(_ bytes: UnsafeRawBufferPointer, _ state: inout State, isRecord: Bool) -> WriteOutcome {
+        switch Self.send(bytes, to: descriptor) {
         case .all:
             if isRecord { state.delivered += 1 }
             return .sent
-        case .full:
-            state.partial = rest
+        case .full(let taken):
+            state.partial = Array(bytes[taken...])
             state.partialOffset = 0
             state.partialIsRecord = isRecord
             return .blocked
@@ -347,6 +358,8 @@ struct StreamRenderer {
     private let iioSensorProxyNames: Bool
     /// Device motion's columns, filled per record.
     private var values: [Double]
+    /// The stream's metadata and header have been rendered (with its first record).
+    private(set) var wroteHeader = false
 
     init(_ request: StreamRequest, id: UInt32) {
         var metadata = TraceMetadata()
@@ -394,6 +407,7 @@ struct StreamRenderer {
                     fields: [(report.type, .string(report.value)), ("previous", .string(report.previous))])
             }
         }
+        wroteHeader = true
     }
 
     /// A `dropped` event: `count` records lost before the one at `timestamp`, `total` so far.
