@@ -329,49 +329,49 @@ final class MotionEngine: Sendable {
             var index = state.registrations.startIndex
             while index != state.registrations.endIndex {
                 let id = state.registrations.keys[index]
-                switch state.registrations.values[index].route {
-                case .accelerometer(let buffer):
-                    if let value = accelerometer,
-                        state.registrations.values[index].gate.admit(at: value.timestamp)
-                    {
-                        deliveries.append(.accelerometer(id, buffer, value))
-                    }
-                case .gyroscope(let buffer):
-                    if let value = gyroscope,
-                        state.registrations.values[index].gate.admit(at: value.timestamp)
-                    {
-                        deliveries.append(.gyroscope(id, buffer, value))
-                    }
-                case .magnetometer(let buffer):
-                    if let value = magnetometer,
-                        state.registrations.values[index].gate.admit(at: value.timestamp)
-                    {
-                        deliveries.append(.magnetometer(id, buffer, value))
-                    }
-                case .deviceMotion(let buffer):
-                    if case .deviceMotion(let frame) = state.registrations.values[index].stream,
-                        let value = outputs.deviceMotion(in: frame),
-                        state.registrations.values[index].gate.admit(at: value.timestamp)
-                    {
-                        deliveries.append(.deviceMotion(id, buffer, value))
-                    }
-                case .shake(let buffer):
-                    if let value = outputs.shake { deliveries.append(.shake(id, buffer, value)) }
-                case .orientation(let buffer):
-                    if let value = outputs.orientationChange { deliveries.append(.orientation(id, buffer, value)) }
-                case .samples(let buffer):
-                    if case .samples(let sensors) = state.registrations.values[index].stream,
-                        let sample = outputs.sample, !sample.sensors.isDisjoint(with: sensors),
-                        state.registrations.values[index].gate.admit(at: sample.timestamp)
-                    {
-                        deliveries.append(.samples(id, buffer, sample.restricted(to: sensors)))
-                    }
-                case .pull:
-                    break
-                }
+                // In place (the values' modify accessor): no copy of the registration per sample.
+                Self.pickDue(&state.registrations.values[index], id: id, outputs, into: &deliveries)
                 state.registrations.formIndex(after: &index)
             }
             return state.needs
+        }
+    }
+
+    /// Appends `registration`'s delivery when `outputs` has an update for it that its gate lets through.
+    private static func pickDue(
+        _ registration: inout Registration, id: Int, _ outputs: MotionOutputs, into deliveries: inout [Delivery]
+    ) {
+        switch registration.route {
+        case .accelerometer(let buffer):
+            if let value = outputs.accelerometer, registration.gate.admit(at: value.timestamp) {
+                deliveries.append(.accelerometer(id, buffer, value))
+            }
+        case .gyroscope(let buffer):
+            if let value = outputs.gyroscope, registration.gate.admit(at: value.timestamp) {
+                deliveries.append(.gyroscope(id, buffer, value))
+            }
+        case .magnetometer(let buffer):
+            if let value = outputs.magnetometer, registration.gate.admit(at: value.timestamp) {
+                deliveries.append(.magnetometer(id, buffer, value))
+            }
+        case .deviceMotion(let buffer):
+            if case .deviceMotion(let frame) = registration.stream, let value = outputs.deviceMotion(in: frame),
+                registration.gate.admit(at: value.timestamp)
+            {
+                deliveries.append(.deviceMotion(id, buffer, value))
+            }
+        case .shake(let buffer):
+            if let value = outputs.shake { deliveries.append(.shake(id, buffer, value)) }
+        case .orientation(let buffer):
+            if let value = outputs.orientationChange { deliveries.append(.orientation(id, buffer, value)) }
+        case .samples(let buffer):
+            if case .samples(let sensors) = registration.stream, let sample = outputs.sample,
+                !sample.sensors.isDisjoint(with: sensors), registration.gate.admit(at: sample.timestamp)
+            {
+                deliveries.append(.samples(id, buffer, sample.restricted(to: sensors)))
+            }
+        case .pull:
+            break
         }
     }
 

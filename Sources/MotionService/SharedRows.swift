@@ -47,13 +47,11 @@ final class SharedRows: Sendable {
     /// older than that one (a stream catching up renders it itself) or one the writer refuses.
     func line(_ variant: Variant, _ record: MotionRecord) -> [UInt8]? {
         rows.withLock { rows -> [UInt8]? in
-            let index: Int
-            if let found = rows.firstIndex(where: { $0.variant == variant }) {
-                index = found
-            } else {
+            var index = 0
+            while index < rows.count && rows[index].variant != variant { index += 1 }  // no copy of a row
+            if index == rows.count {
                 guard let row = Self.makeRow(variant) else { return nil }
                 rows.append(row)
-                index = rows.count - 1
             }
             return Self.line(of: record, in: &rows[index])
         }
