@@ -291,6 +291,7 @@ final class MotionEngine: Sendable {
             }
             if lossless && !deliveries.isEmpty { return .mustWait }  // each waits for room in waitForRoom()
             for delivery in deliveries where !delivery.send() { closed.append(delivery.id) }
+            for delivery in deliveries { delivery.endPass() }
             deliveries.removeAll(keepingCapacity: true)
             unsubscribeClosed()
             return .delivered
@@ -300,6 +301,7 @@ final class MotionEngine: Sendable {
             for delivery in deliveries {
                 await delivery.waitForRoom()
                 if !delivery.send() { closed.append(delivery.id) }
+                delivery.endPass()
             }
             deliveries.removeAll(keepingCapacity: true)
             unsubscribeClosed()
@@ -437,6 +439,21 @@ enum Delivery {
         case .orientation(_, let buffer, let value): buffer.send(value)
         case .samples(_, let buffer, let value): buffer.send(value)
         }
+    }
+
+    /// Tells a synchronous consumer that the producer's pass over this sample has ended.
+    func endPass() {
+        let passEnded: (@Sendable () -> Void)? =
+            switch self {
+            case .accelerometer(_, let buffer, _): buffer.passEnded
+            case .gyroscope(_, let buffer, _): buffer.passEnded
+            case .magnetometer(_, let buffer, _): buffer.passEnded
+            case .deviceMotion(_, let buffer, _): buffer.passEnded
+            case .shake(_, let buffer, _): buffer.passEnded
+            case .orientation(_, let buffer, _): buffer.passEnded
+            case .samples(_, let buffer, _): buffer.passEnded
+            }
+        passEnded?()
     }
 
     func waitForRoom() async {

@@ -42,11 +42,15 @@ final class MotionStream: Sendable {
         var renderer: StreamRenderer
         /// Thins the records of a stream on a shared grid to its interval (the engine's gate does it otherwise).
         var gate: UpdateIntervalGate
+        /// The lines rendered in the producer's current pass over a sample, written when it ends (``passEnded()``):
+        /// the records of a sample go out in one burst of writes, after the work of routing and rendering them.
+        var outbox: [UInt8] = []
+        var outboxRecords = 0
         /// The rest of what the pipe took in part, from `partialOffset`: sent before anything else.
         var partial: [UInt8] = []
         var partialOffset = 0
-        /// `partial` ends a record (not only the header of a stream that ended without one).
-        var partialIsRecord = false
+        /// The records `partial` completes.
+        var partialRecords = 0
         /// Records that came while the pipe was full, oldest first: at most the request's buffer.
         var waiting: Deque<MotionRecord> = []
         var delivered: UInt64 = 0
@@ -125,6 +129,7 @@ final class MotionStream: Sendable {
         let subscription = manager.subscribeOnProducer(
             kind, interval: grid == nil ? request.interval : 0, demandInterval: request.interval,
             receive: { [self] record in receive(record) },
+            passEnded: { [self] in passEnded() },
             ended: { [self] end in
                 switch end {
                 case .success: sourceEnded("the source ended")
@@ -167,7 +172,8 @@ final class MotionStream: Sendable {
 
     // MARK: Writing
 
-    /// One record from the engine, on the producer's thread.
+    /// One record from the engine, on the producer's thread: rendered into the outbox, written when the pass ends
+    /// (an event at once: events may come outside a pass).
     private func receive(_ record: MotionRecord) {
         let failure: String? = state.withLock { state in
             guard state.endReason == nil, state.sourceEnd == nil else { return nil }
@@ -183,13 +189,17 @@ final class MotionStream: Sendable {
                 }
                 return nil
             }
-            switch write(record, &state) {
-            case .sent: return nil
-            case .blocked:
-                startFlusher(&state)
-                return nil
-            case .failed(let reason): return reason
-            }
+            if let failure = render(record, &state) { return failure }
+            return variant == nil ? writeOutbox(&state) : nil
+        }
+        if let failure { close(because: failure) }
+    }
+
+    /// The producer's pass over a sample has ended: writes what it rendered.
+    private func passEnded() {
+        let failure: String? = state.withLock { state in
+            guard state.endReason == nil, !state.outbox.isEmpty else { return nil }
+            return writeOutbox(&state)
         }
         if let failure { close(because: failure) }
     }
@@ -199,6 +209,7 @@ final class MotionStream: Sendable {
         let endNow: Bool = state.withLock { state in
             guard state.endReason == nil, state.sourceEnd == nil else { return false }
             state.sourceEnd = reason
+            if writeOutbox(&state) != nil { return true }
             guard !state.isBlocked else { return false }  // the flusher ends the stream once all is sent
             // A stream that got no record still gets its header.
             do {
@@ -206,28 +217,20 @@ final class MotionStream: Sendable {
             } catch {
                 return true
             }
-            switch sendRendered(&state, isRecord: false) {
-            case .sent, .failed: return true
-            case .blocked:
-                startFlusher(&state)
-                return false
-            }
+            state.renderer.writer.withTakenBytes { state.outbox.append(contentsOf: $0) }
+            return writeOutbox(&state) != nil || !state.isBlocked
         }
         if endNow { close(because: reason) }
     }
 
-    private enum WriteOutcome {
-        case sent
-        /// The pipe is full: the rest waits in `partial`.
-        case blocked
-        case failed(String)
-    }
-
-    /// Renders `record` (after a `dropped` event when records were dropped before it) and sends it: the line
-    /// shared with the streams of its variant, once this stream's header is out.
-    private func write(_ record: MotionRecord, _ state: inout State) -> WriteOutcome {
+    /// Renders `record` into the outbox, after a `dropped` event when records were dropped before it: the line
+    /// shared with the streams of its variant, once this stream's header is out. Returns why the stream must end,
+    /// if it must.
+    private func render(_ record: MotionRecord, _ state: inout State) -> String? {
+        state.outboxRecords += 1
         if state.unreported == 0, state.renderer.wroteHeader, let variant, let line = rows.line(variant, record) {
-            return line.withUnsafeBytes { send($0, &state, isRecord: true) }
+            state.outbox.append(contentsOf: line)
+            return nil
         }
         do throws(MotionError) {
             if state.unreported > 0 {
@@ -236,30 +239,33 @@ final class MotionStream: Sendable {
             }
             try state.renderer.render(record)
         } catch {
-            return .failed("error: \(error)")
+            return "error: \(error)"
         }
-        return sendRendered(&state, isRecord: true)
+        state.renderer.writer.withTakenBytes { state.outbox.append(contentsOf: $0) }
+        return nil
     }
 
-    /// Sends what the renderer holds.
-    private func sendRendered(_ state: inout State, isRecord: Bool) -> WriteOutcome {
-        let writer = state.renderer.writer
-        return writer.withTakenBytes { bytes in send(bytes, &state, isRecord: isRecord) }
-    }
-
-    /// Sends `bytes`; what the pipe does not take waits in `partial`.
-    private func send(_ bytes: UnsafeRawBufferPointer, _ state: inout State, isRecord: Bool) -> WriteOutcome {
-        switch Self.send(bytes, to: descriptor) {
+    /// Writes the outbox; what the pipe does not take waits in `partial`, and a task waits for the client to read.
+    /// Returns why the stream must end, if it must.
+    private func writeOutbox(_ state: inout State) -> String? {
+        guard !state.outbox.isEmpty else { return nil }
+        let records = state.outboxRecords
+        defer {
+            state.outbox.removeAll(keepingCapacity: true)
+            state.outboxRecords = 0
+        }
+        switch state.outbox.withUnsafeBytes({ Self.send($0, to: descriptor) }) {
         case .all:
-            if isRecord { state.delivered += 1 }
-            return .sent
+            state.delivered += UInt64(records)
+            return nil
         case .full(let taken):
-            state.partial = Array(bytes[taken...])
+            state.partial = Array(state.outbox[taken...])
             state.partialOffset = 0
-            state.partialIsRecord = isRecord
-            return .blocked
+            state.partialRecords = records
+            startFlusher(&state)
+            return nil
         case .failed(let reason):
-            return .failed(reason)
+            return reason
         }
     }
 
@@ -293,7 +299,7 @@ final class MotionStream: Sendable {
                     case .all:
                         state.partial.removeAll()
                         state.partialOffset = 0
-                        if state.partialIsRecord { state.delivered += 1 }
+                        state.delivered += UInt64(state.partialRecords)
                     case .full(let taken):
                         state.partialOffset += taken
                         return .wait
@@ -302,11 +308,8 @@ final class MotionStream: Sendable {
                     }
                 }
                 while let record = state.waiting.popFirst() {
-                    switch write(record, &state) {
-                    case .sent: continue
-                    case .blocked: return .wait
-                    case .failed(let reason): return .end(reason)
-                    }
+                    if let failure = render(record, &state) ?? writeOutbox(&state) { return .end(failure) }
+                    if !state.partial.isEmpty { return .wait }
                 }
                 state.flusher = nil
                 return state.sourceEnd.map { .end($0) } ?? .done
