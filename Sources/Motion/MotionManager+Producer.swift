@@ -1,7 +1,8 @@
 package import MotionAlgorithms
 package import MotionCore
 
-/// One update handed to a subscriber on the producer's thread (``MotionManager/subscribeOnProducer(_:interval:demandInterval:receive:ended:)``).
+/// One update handed to a subscriber on the producer's thread
+/// (``MotionManager/subscribeOnProducer(_:interval:demandInterval:receive:passEnded:ended:)``).
 package enum MotionRecord: Sendable {
     case sample(MotionSample)
     case deviceMotion(DeviceMotion)

@@ -145,7 +145,8 @@ final class MotionStream: Sendable {
 
     /// Ends the stream, giving `reason` for the log; its pipe is closed once nothing uses it. Idempotent.
     func close(because reason: String) {
-        let taken = state.withLock { state -> (ProducerSubscription?, Task<Void, Never>?, (@Sendable (MotionStream, String) -> Void)?)? in
+        typealias Taken = (ProducerSubscription?, Task<Void, Never>?, (@Sendable (MotionStream, String) -> Void)?)
+        let taken = state.withLock { state -> Taken? in
             guard state.endReason == nil else { return nil }
             state.endReason = reason
             state.waiting.removeAll()
