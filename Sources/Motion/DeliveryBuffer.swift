@@ -61,12 +61,16 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
     }
 
     let policy: MotionBufferingPolicy
+    /// Runs on the producer's thread after each pass over a sample that sent this buffer something (a synchronous
+    /// consumer's cue to write what it rendered).
+    let passEnded: (@Sendable () -> Void)?
     private let consumer: Consumer
     private let state = LockedState(State())
 
     /// A buffer read by an async iterator through ``next()``.
     init(policy: MotionBufferingPolicy) {
         self.policy = policy
+        passEnded = nil
         consumer = .iterator
     }
 
@@ -77,9 +81,10 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
     /// producer's thread inside ``send(_:)``, outside the lock.
     init(
         policy: MotionBufferingPolicy, scheduler: @escaping Scheduler, handler: @escaping Handler,
-        ended: (@Sendable () -> Void)? = nil
+        ended: (@Sendable () -> Void)? = nil, passEnded: (@Sendable () -> Void)? = nil
     ) {
         self.policy = policy
+        self.passEnded = passEnded
         consumer = .handler(scheduler, handler, ended: ended)
     }
 

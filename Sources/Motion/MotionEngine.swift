@@ -291,6 +291,7 @@ final class MotionEngine: Sendable {
             }
             if lossless && !deliveries.isEmpty { return .mustWait }  // each waits for room in waitForRoom()
             for delivery in deliveries where !delivery.send() { closed.append(delivery.id) }
+            for delivery in deliveries { delivery.endPass() }
             deliveries.removeAll(keepingCapacity: true)
             unsubscribeClosed()
             return .delivered
@@ -300,6 +301,7 @@ final class MotionEngine: Sendable {
             for delivery in deliveries {
                 await delivery.waitForRoom()
                 if !delivery.send() { closed.append(delivery.id) }
+                delivery.endPass()
             }
             deliveries.removeAll(keepingCapacity: true)
             unsubscribeClosed()
@@ -329,49 +331,49 @@ final class MotionEngine: Sendable {
             var index = state.registrations.startIndex
             while index != state.registrations.endIndex {
                 let id = state.registrations.keys[index]
-                switch state.registrations.values[index].route {
-                case .accelerometer(let buffer):
-                    if let value = accelerometer,
-                        state.registrations.values[index].gate.admit(at: value.timestamp)
-                    {
-                        deliveries.append(.accelerometer(id, buffer, value))
-                    }
-                case .gyroscope(let buffer):
-                    if let value = gyroscope,
-                        state.registrations.values[index].gate.admit(at: value.timestamp)
-                    {
-                        deliveries.append(.gyroscope(id, buffer, value))
-                    }
-                case .magnetometer(let buffer):
-                    if let value = magnetometer,
-                        state.registrations.values[index].gate.admit(at: value.timestamp)
-                    {
-                        deliveries.append(.magnetometer(id, buffer, value))
-                    }
-                case .deviceMotion(let buffer):
-                    if case .deviceMotion(let frame) = state.registrations.values[index].stream,
-                        let value = outputs.deviceMotion(in: frame),
-                        state.registrations.values[index].gate.admit(at: value.timestamp)
-                    {
-                        deliveries.append(.deviceMotion(id, buffer, value))
-                    }
-                case .shake(let buffer):
-                    if let value = outputs.shake { deliveries.append(.shake(id, buffer, value)) }
-                case .orientation(let buffer):
-                    if let value = outputs.orientationChange { deliveries.append(.orientation(id, buffer, value)) }
-                case .samples(let buffer):
-                    if case .samples(let sensors) = state.registrations.values[index].stream,
-                        let sample = outputs.sample, !sample.sensors.isDisjoint(with: sensors),
-                        state.registrations.values[index].gate.admit(at: sample.timestamp)
-                    {
-                        deliveries.append(.samples(id, buffer, sample.restricted(to: sensors)))
-                    }
-                case .pull:
-                    break
-                }
+                // In place (the values' modify accessor): no copy of the registration per sample.
+                Self.pickDue(&state.registrations.values[index], id: id, outputs, into: &deliveries)
                 state.registrations.formIndex(after: &index)
             }
             return state.needs
+        }
+    }
+
+    /// Appends `registration`'s delivery when `outputs` has an update for it that its gate lets through.
+    private static func pickDue(
+        _ registration: inout Registration, id: Int, _ outputs: MotionOutputs, into deliveries: inout [Delivery]
+    ) {
+        switch registration.route {
+        case .accelerometer(let buffer):
+            if let value = outputs.accelerometer, registration.gate.admit(at: value.timestamp) {
+                deliveries.append(.accelerometer(id, buffer, value))
+            }
+        case .gyroscope(let buffer):
+            if let value = outputs.gyroscope, registration.gate.admit(at: value.timestamp) {
+                deliveries.append(.gyroscope(id, buffer, value))
+            }
+        case .magnetometer(let buffer):
+            if let value = outputs.magnetometer, registration.gate.admit(at: value.timestamp) {
+                deliveries.append(.magnetometer(id, buffer, value))
+            }
+        case .deviceMotion(let buffer):
+            if case .deviceMotion(let frame) = registration.stream, let value = outputs.deviceMotion(in: frame),
+                registration.gate.admit(at: value.timestamp)
+            {
+                deliveries.append(.deviceMotion(id, buffer, value))
+            }
+        case .shake(let buffer):
+            if let value = outputs.shake { deliveries.append(.shake(id, buffer, value)) }
+        case .orientation(let buffer):
+            if let value = outputs.orientationChange { deliveries.append(.orientation(id, buffer, value)) }
+        case .samples(let buffer):
+            if case .samples(let sensors) = registration.stream, let sample = outputs.sample,
+                !sample.sensors.isDisjoint(with: sensors), registration.gate.admit(at: sample.timestamp)
+            {
+                deliveries.append(.samples(id, buffer, sample.restricted(to: sensors)))
+            }
+        case .pull:
+            break
         }
     }
 
@@ -437,6 +439,21 @@ enum Delivery {
         case .orientation(_, let buffer, let value): buffer.send(value)
         case .samples(_, let buffer, let value): buffer.send(value)
         }
+    }
+
+    /// Tells a synchronous consumer that the producer's pass over this sample has ended.
+    func endPass() {
+        let passEnded: (@Sendable () -> Void)? =
+            switch self {
+            case .accelerometer(_, let buffer, _): buffer.passEnded
+            case .gyroscope(_, let buffer, _): buffer.passEnded
+            case .magnetometer(_, let buffer, _): buffer.passEnded
+            case .deviceMotion(_, let buffer, _): buffer.passEnded
+            case .shake(_, let buffer, _): buffer.passEnded
+            case .orientation(_, let buffer, _): buffer.passEnded
+            case .samples(_, let buffer, _): buffer.passEnded
+            }
+        passEnded?()
     }
 
     func waitForRoom() async {

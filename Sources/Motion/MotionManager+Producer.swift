@@ -1,7 +1,8 @@
 package import MotionAlgorithms
 package import MotionCore
 
-/// One update handed to a subscriber on the producer's thread (``MotionManager/subscribeOnProducer(_:interval:demandInterval:receive:ended:)``).
+/// One update handed to a subscriber on the producer's thread
+/// (``MotionManager/subscribeOnProducer(_:interval:demandInterval:receive:passEnded:ended:)``).
 package enum MotionRecord: Sendable {
     case sample(MotionSample)
     case deviceMotion(DeviceMotion)
@@ -55,26 +56,32 @@ extension MotionManager {
     ///   - interval: Seconds between updates, on the engine's grid (0: every sample; events ignore it).
     ///   - demandInterval: The interval whose rate the device is asked for: `interval` unless given (a subscriber
     ///     that thins the updates itself takes every sample and asks for its own rate).
+    ///   - passEnded: Runs on the producer's thread once the pass over a sample that gave this subscriber updates
+    ///     has handed them to every subscriber: a subscriber that writes to other processes writes then, so that
+    ///     the records of one sample go out together after the work of routing them. (Shake and orientation events
+    ///     can also come outside a pass: the current orientation at subscription.) It may run once more after
+    ///     ``ProducerSubscription/cancel()``, concurrently with it.
     ///   - ended: Runs once when the source ends (`.success`) or fails; not after ``ProducerSubscription/cancel()``.
     package func subscribeOnProducer(
         _ kind: MotionRecordKind, interval: Double, demandInterval: Double? = nil,
         receive: @escaping @Sendable (MotionRecord) -> Void,
+        passEnded: (@Sendable () -> Void)? = nil,
         ended: @escaping @Sendable (Result<Void, MotionError>) -> Void
     ) -> ProducerSubscription {
         precondition(interval >= 0 && interval.isFinite, "An update interval is ≥ 0 seconds, got \(interval).")
         switch kind {
         case .samples(let sensors):
-            return onProducer(.samples(sensors), interval, demandInterval, MotionEngine.Route.samples, ended) {
-                receive(.sample($0))
-            }
+            return onProducer(
+                .samples(sensors), interval, demandInterval, MotionEngine.Route.samples, passEnded, ended
+            ) { receive(.sample($0)) }
         case .deviceMotion(let frame):
-            return onProducer(.deviceMotion(frame), interval, demandInterval, MotionEngine.Route.deviceMotion, ended) {
-                receive(.deviceMotion($0))
-            }
+            return onProducer(
+                .deviceMotion(frame), interval, demandInterval, MotionEngine.Route.deviceMotion, passEnded, ended
+            ) { receive(.deviceMotion($0)) }
         case .shake:
-            return onProducer(.shake, 0, nil, MotionEngine.Route.shake, ended) { receive(.shake($0)) }
+            return onProducer(.shake, 0, nil, MotionEngine.Route.shake, passEnded, ended) { receive(.shake($0)) }
         case .orientation:
-            return onProducer(.orientation, 0, nil, MotionEngine.Route.orientation, ended) {
+            return onProducer(.orientation, 0, nil, MotionEngine.Route.orientation, passEnded, ended) {
                 receive(.orientation($0))
             }
         }
@@ -83,6 +90,7 @@ extension MotionManager {
     private func onProducer<Element: Sendable>(
         _ stream: MotionEngine.Stream, _ interval: Double, _ demandInterval: Double?,
         _ route: (DeliveryBuffer<Element>) -> MotionEngine.Route,
+        _ passEnded: (@Sendable () -> Void)?,
         _ ended: @escaping @Sendable (Result<Void, MotionError>) -> Void,
         _ receive: @escaping @Sendable (Element) -> Void
     ) -> ProducerSubscription {
@@ -93,7 +101,7 @@ extension MotionManager {
             handler: { element, error in
                 if let element { receive(element) } else if let error { ended(.failure(error)) }
             },
-            ended: { ended(.success(())) })
+            ended: { ended(.success(())) }, passEnded: passEnded)
         let engine = self.engine
         let id = engine.subscribe(stream, route: route(buffer), interval: interval, demandInterval: demandInterval)
         return ProducerSubscription {

@@ -171,7 +171,8 @@ final class ServiceInput {
             throw MotionError(.ioFailure, "the motion service's OpenStream replied \(reply)")
         }
         stream = descriptor
-        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)  // ours alone: the service closed its copy
+        // Non-blocking: the descriptor is ours alone (the service closed its copy of the read end).
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         openedFor = (interval, sensors)
         header = nil
         pendingBytes = []

@@ -30,6 +30,8 @@ final class Motion1Service {
     private var owners: [String: DBusPeerWatch] = [:]
     /// The 25 Hz grid of each user with slow raw streams open.
     private var grids: [UInt32: SharedRateGrid] = [:]
+    /// The lines the streams share, rendered once per variant.
+    private let rows = SharedRows()
     private var nextID: UInt32 = 1
 
     init(
@@ -215,7 +217,7 @@ final class Motion1Service {
         let (stream, clientEnd): (MotionStream, Int32)
         do {
             (stream, clientEnd) = try MotionStream.make(
-                id: id, owner: call.sender, user: user, request: request, grid: grid)
+                id: id, owner: call.sender, user: user, request: request, grid: grid, rows: rows)
         } catch where error.rawValue == EMFILE || error.rawValue == ENFILE {
             throw .limitsExceeded("the service has no file descriptor left for a stream: try again later")
         } catch {

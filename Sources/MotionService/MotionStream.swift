@@ -33,17 +33,24 @@ final class MotionStream: Sendable {
     let grid: SharedRateGrid?
     /// The write end of the stream's pipe (non-blocking).
     private let descriptor: Int32
+    /// The lines this stream shares with others of its variant; `variant` is `nil` for event streams.
+    private let rows: SharedRows
+    private let variant: SharedRows.Variant?
     private let state: LockedState<State>
 
     private struct State {
         var renderer: StreamRenderer
         /// Thins the records of a stream on a shared grid to its interval (the engine's gate does it otherwise).
         var gate: UpdateIntervalGate
+        /// The lines rendered in the producer's current pass over a sample, written when it ends (``passEnded()``):
+        /// the records of a sample go out in one burst of writes, after the work of routing and rendering them.
+        var outbox: [UInt8] = []
+        var outboxRecords = 0
         /// The rest of what the pipe took in part, from `partialOffset`: sent before anything else.
         var partial: [UInt8] = []
         var partialOffset = 0
-        /// `partial` ends a record (not only the header of a stream that ended without one).
-        var partialIsRecord = false
+        /// The records `partial` completes.
+        var partialRecords = 0
         /// Records that came while the pipe was full, oldest first: at most the request's buffer.
         var waiting: Deque<MotionRecord> = []
         var delivered: UInt64 = 0
@@ -68,7 +75,8 @@ final class MotionStream: Sendable {
     }
 
     private init(
-        id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?, descriptor: Int32
+        id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?, descriptor: Int32,
+        rows: SharedRows
     ) {
         self.id = id
         self.owner = owner
@@ -76,6 +84,8 @@ final class MotionStream: Sendable {
         self.request = request
         self.grid = grid
         self.descriptor = descriptor
+        self.rows = rows
+        variant = SharedRows.Variant(request)
         state = LockedState(
             State(
                 renderer: StreamRenderer(request, id: id),
@@ -90,7 +100,7 @@ final class MotionStream: Sendable {
     /// a slow reader is the kernel's default pipe capacity, 64 KiB (small writes share pages): about 600 sample
     /// lines; beyond that, records wait in the stream, then are dropped.
     static func make(
-        id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?
+        id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?, rows: SharedRows
     ) throws(SystemErrno) -> (MotionStream, Int32) {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else { throw SystemErrno.current() }
@@ -98,7 +108,9 @@ final class MotionStream: Sendable {
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
         return (
-            MotionStream(id: id, owner: owner, user: user, request: request, grid: grid, descriptor: ends[1]), ends[0]
+            MotionStream(
+                id: id, owner: owner, user: user, request: request, grid: grid, descriptor: ends[1], rows: rows),
+            ends[0]
         )
     }
 
@@ -117,6 +129,7 @@ final class MotionStream: Sendable {
         let subscription = manager.subscribeOnProducer(
             kind, interval: grid == nil ? request.interval : 0, demandInterval: request.interval,
             receive: { [self] record in receive(record) },
+            passEnded: { [self] in passEnded() },
             ended: { [self] end in
                 switch end {
                 case .success: sourceEnded("the source ended")
@@ -132,7 +145,8 @@ final class MotionStream: Sendable {
 
     /// Ends the stream, giving `reason` for the log; its pipe is closed once nothing uses it. Idempotent.
     func close(because reason: String) {
-        let taken = state.withLock { state -> (ProducerSubscription?, Task<Void, Never>?, (@Sendable (MotionStream, String) -> Void)?)? in
+        typealias Taken = (ProducerSubscription?, Task<Void, Never>?, (@Sendable (MotionStream, String) -> Void)?)
+        let taken = state.withLock { state -> Taken? in
             guard state.endReason == nil else { return nil }
             state.endReason = reason
             state.waiting.removeAll()
@@ -159,7 +173,8 @@ final class MotionStream: Sendable {
 
     // MARK: Writing
 
-    /// One record from the engine, on the producer's thread.
+    /// One record from the engine, on the producer's thread: rendered into the outbox, written when the pass ends
+    /// (an event at once: events may come outside a pass).
     private func receive(_ record: MotionRecord) {
         let failure: String? = state.withLock { state in
             guard state.endReason == nil, state.sourceEnd == nil else { return nil }
@@ -175,13 +190,17 @@ final class MotionStream: Sendable {
                 }
                 return nil
             }
-            switch write(record, &state) {
-            case .sent: return nil
-            case .blocked:
-                startFlusher(&state)
-                return nil
-            case .failed(let reason): return reason
-            }
+            if let failure = render(record, &state) { return failure }
+            return variant == nil ? writeOutbox(&state) : nil
+        }
+        if let failure { close(because: failure) }
+    }
+
+    /// The producer's pass over a sample has ended: writes what it rendered.
+    private func passEnded() {
+        let failure: String? = state.withLock { state in
+            guard state.endReason == nil, !state.outbox.isEmpty else { return nil }
+            return writeOutbox(&state)
         }
         if let failure { close(because: failure) }
     }
@@ -191,6 +210,7 @@ final class MotionStream: Sendable {
         let endNow: Bool = state.withLock { state in
             guard state.endReason == nil, state.sourceEnd == nil else { return false }
             state.sourceEnd = reason
+            if writeOutbox(&state) != nil { return true }
             guard !state.isBlocked else { return false }  // the flusher ends the stream once all is sent
             // A stream that got no record still gets its header.
             do {
@@ -198,25 +218,21 @@ final class MotionStream: Sendable {
             } catch {
                 return true
             }
-            switch sendRendered(&state, isRecord: false) {
-            case .sent, .failed: return true
-            case .blocked:
-                startFlusher(&state)
-                return false
-            }
+            state.renderer.writer.withTakenBytes { state.outbox.append(contentsOf: $0) }
+            return writeOutbox(&state) != nil || !state.isBlocked
         }
         if endNow { close(because: reason) }
     }
 
-    private enum WriteOutcome {
-        case sent
-        /// The pipe is full: the rest waits in `partial`.
-        case blocked
-        case failed(String)
-    }
-
-    /// Renders `record` (after a `dropped` event when records were dropped before it) and sends it.
-    private func write(_ record: MotionRecord, _ state: inout State) -> WriteOutcome {
+    /// Renders `record` into the outbox, after a `dropped` event when records were dropped before it: the line
+    /// shared with the streams of its variant, once this stream's header is out. Returns why the stream must end,
+    /// if it must.
+    private func render(_ record: MotionRecord, _ state: inout State) -> String? {
+        state.outboxRecords += 1
+        if state.unreported == 0, state.renderer.wroteHeader, let variant, let line = rows.line(variant, record) {
+            state.outbox.append(contentsOf: line)
+            return nil
+        }
         do throws(MotionError) {
             if state.unreported > 0 {
                 try state.renderer.renderDropped(state.unreported, total: state.dropped, at: record.timestamp)
@@ -224,31 +240,33 @@ final class MotionStream: Sendable {
             }
             try state.renderer.render(record)
         } catch {
-            return .failed("error: \(error)")
+            return "error: \(error)"
         }
-        return sendRendered(&state, isRecord: true)
+        state.renderer.writer.withTakenBytes { state.outbox.append(contentsOf: $0) }
+        return nil
     }
 
-    /// Sends what the renderer holds; what the pipe does not take waits in `partial`.
-    private func sendRendered(_ state: inout State, isRecord: Bool) -> WriteOutcome {
-        let descriptor = self.descriptor
-        var rest: [UInt8] = []
-        let result = state.renderer.writer.withTakenBytes { bytes in
-            let result = Self.send(bytes, to: descriptor)
-            if case .full(let taken) = result { rest = Array(bytes[taken...]) }
-            return result
+    /// Writes the outbox; what the pipe does not take waits in `partial`, and a task waits for the client to read.
+    /// Returns why the stream must end, if it must.
+    private func writeOutbox(_ state: inout State) -> String? {
+        guard !state.outbox.isEmpty else { return nil }
+        let records = state.outboxRecords
+        defer {
+            state.outbox.removeAll(keepingCapacity: true)
+            state.outboxRecords = 0
         }
-        switch result {
+        switch state.outbox.withUnsafeBytes({ Self.send($0, to: descriptor) }) {
         case .all:
-            if isRecord { state.delivered += 1 }
-            return .sent
-        case .full:
-            state.partial = rest
+            state.delivered += UInt64(records)
+            return nil
+        case .full(let taken):
+            state.partial = Array(state.outbox[taken...])
             state.partialOffset = 0
-            state.partialIsRecord = isRecord
-            return .blocked
+            state.partialRecords = records
+            startFlusher(&state)
+            return nil
         case .failed(let reason):
-            return .failed(reason)
+            return reason
         }
     }
 
@@ -282,7 +300,7 @@ final class MotionStream: Sendable {
                     case .all:
                         state.partial.removeAll()
                         state.partialOffset = 0
-                        if state.partialIsRecord { state.delivered += 1 }
+                        state.delivered += UInt64(state.partialRecords)
                     case .full(let taken):
                         state.partialOffset += taken
                         return .wait
@@ -291,11 +309,8 @@ final class MotionStream: Sendable {
                     }
                 }
                 while let record = state.waiting.popFirst() {
-                    switch write(record, &state) {
-                    case .sent: continue
-                    case .blocked: return .wait
-                    case .failed(let reason): return .end(reason)
-                    }
+                    if let failure = render(record, &state) ?? writeOutbox(&state) { return .end(failure) }
+                    if !state.partial.isEmpty { return .wait }
                 }
                 state.flusher = nil
                 return state.sourceEnd.map { .end($0) } ?? .done
@@ -347,6 +362,8 @@ struct StreamRenderer {
     private let iioSensorProxyNames: Bool
     /// Device motion's columns, filled per record.
     private var values: [Double]
+    /// The stream's metadata and header have been rendered (with its first record).
+    private(set) var wroteHeader = false
 
     init(_ request: StreamRequest, id: UInt32) {
         var metadata = TraceMetadata()
@@ -394,6 +411,7 @@ struct StreamRenderer {
                     fields: [(report.type, .string(report.value)), ("previous", .string(report.previous))])
             }
         }
+        wroteHeader = true
     }
 
     /// A `dropped` event: `count` records lost before the one at `timestamp`, `total` so far.

@@ -38,6 +38,25 @@ struct ProducerDeliveryTests {
         slow.cancel()
     }
 
+    @Test("passEnded follows each sample's updates, before the next sample's")
+    func passEnds() async throws {
+        let manager = try MotionManager(source: .samples(indexedSamples(count: 500), pacing: .asFastAsConsumed))
+        let pending = LockedState<[Int]>([])
+        let passes = Recorder<[Int]>()
+        let ends = Recorder<Bool>()
+        let subscription = manager.subscribeOnProducer(
+            .samples(.all), interval: 0.02,
+            receive: { record in
+                if case .sample(let sample) = record { pending.withLock { $0.append(sampleIndex(sample.acceleration!)) } }
+            },
+            passEnded: { passes.append(pending.withLock { pending in defer { pending = [] }; return pending }) },
+            ended: { _ in ends.append(true) })
+        #expect(await eventually { ends.count == 1 })
+        #expect(passes.all == stride(from: 0, to: 500, by: 2).map { [$0] }, "one pass per sample given, that sample")
+        #expect(pending.withLock { $0 }.isEmpty)
+        subscription.cancel()
+    }
+
     @Test("A bad trace row ends the subscription with an error naming the line, after the rows before it")
     func errorAfterRows() async throws {
         let path = try temporaryTrace("t,ax,ay,az\n0,0,0,-1\n0.01,0,0,-1\n0.02,0,zero,-1\n0.03,0,0,-1\n")

@@ -53,6 +53,51 @@ struct StreamTests {
         }
     }
 
+    @Test("Streams of one kind and format get the same lines (rendered once); each its own header, first")
+    func sharedLines() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let first = try await BusClient(address: fixture.bus.address)
+            let second = try await BusClient(address: fixture.bus.address)
+            let early = try await first.openStream("samples", interval: 0.01, format: "csv")
+            let json = try await first.openStream("samples", interval: 0.01, format: "jsonl")
+            defer {
+                early.close()
+                json.close()
+            }
+            #expect(await eventually { testbed.attribute(fixture.accelerometer, "buffer/enable") == "1" })
+            try fixture.feed(0..<50, raw: { i in (Int64(i), -1024, Int64(-i)) })
+            #expect(await early.read { _ in early.csvTimestamps.count >= 50 })
+            // Opened later: its first row is rendered with its header, the next ones are the shared lines.
+            let late = try await second.openStream("samples", interval: 0.02, format: "csv")
+            defer { late.close() }
+            try await Task.sleep(for: .milliseconds(200))
+            try fixture.feed(50..<150, raw: { i in (Int64(i), -1024, Int64(-i)) })
+            #expect(await early.read { _ in early.csvTimestamps.count >= 150 })
+            #expect(await late.read { _ in late.csvTimestamps.count >= 50 })
+            #expect(await json.read { lines in lines.filter { $0.hasPrefix("{\"type\":\"sample\"") }.count >= 150 })
+            let rows = { (reader: StreamReader) in reader.lines.filter { !$0.hasPrefix("#") && !$0.hasPrefix("t,") } }
+            let earlyRows = Set(rows(early))
+            let lateRows = rows(late)
+            #expect(lateRows.count >= 50 && lateRows.allSatisfy(earlyRows.contains), "\(lateRows.prefix(3))")
+            #expect(Set(rows(early)).count == rows(early).count, "each row once")
+            for reader in [early, late] {
+                let header = reader.lines.prefix { $0.hasPrefix("#") || $0.hasPrefix("t,") }
+                #expect(header.contains("# stream: samples \(reader.id)"), "\(header)")
+                #expect(header.last == "t,ax,ay,az", "\(header)")
+            }
+            // The JSON Lines stream, another variant, has its own lines for the same samples.
+            let samples = json.lines.filter { $0.hasPrefix("{\"type\":\"sample\"") }
+            #expect(samples.count >= 150 && samples.allSatisfy { !earlyRows.contains($0) })
+            #expect(json.lines.first?.hasPrefix("{\"type\":\"metadata\"") == true, "\(json.lines.prefix(2))")
+            await first.close()
+            await second.close()
+        }
+    }
+
     @Test("Event streams: an orientation change and a shake, as motionctl prints them")
     func eventStreams() async throws {
         try await Testbed.run { testbed in
