@@ -105,7 +105,9 @@ let package = Package(
             name: "MotionTests",
             dependencies: ["Motion", "MotionAlgorithms", "MotionIIO", "MotionTesting", "MotionTrace", testbed]
         ),
-        .testTarget(name: "motiondTests", dependencies: ["motiond", "Motion", "MotionAlgorithms", "MotionDBus", "MotionCore", testbed]),
+        .testTarget(
+            name: "motiondTests",
+            dependencies: ["motiond", "Motion", "MotionAlgorithms", "MotionDBus", "MotionCore", "MotionTesting", testbed]),
         .testTarget(
             name: "MotionEvaluationTests",
             dependencies: ["MotionEvaluation", "MotionAlgorithms", "MotionCore", "MotionTesting", testThreads]

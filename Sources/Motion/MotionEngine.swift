@@ -20,6 +20,10 @@ final class MotionEngine: Sendable {
         case orientation
         /// The readings of these sensors, together as the source gave them (one `MotionSample` per input sample).
         case samples(SensorSet)
+        /// The steps each sample counts (the pedometer).
+        case steps
+        /// Activity changes.
+        case activity
     }
 
     /// Where a subscription's updates go.
@@ -31,6 +35,8 @@ final class MotionEngine: Sendable {
         case shake(DeliveryBuffer<ShakeEvent>)
         case orientation(DeliveryBuffer<DeviceOrientationChange>)
         case samples(DeliveryBuffer<MotionSample>)
+        case steps(DeliveryBuffer<PedometerUpdate>)
+        case activity(DeliveryBuffer<MotionActivity>)
         /// A pull-only subscription: keeps the stream computed (and the latest value fresh), delivers nothing.
         case pull
     }
@@ -50,6 +56,8 @@ final class MotionEngine: Sendable {
         var frames: Set<AttitudeReferenceFrame> = []
         var shake = false
         var orientation = false
+        var steps = false
+        var activity = false
         /// The smallest update interval asked for, in seconds (0: every sample).
         var fastestInterval = 0.0
 
@@ -57,7 +65,8 @@ final class MotionEngine: Sendable {
         /// thins its own), and the frames and events subscribed to.
         var request: MotionProcessor.Request {
             MotionProcessor.Request(
-                sensors: .all, referenceFrames: frames, shake: shake, orientation: orientation)
+                sensors: .all, referenceFrames: frames, shake: shake, orientation: orientation, steps: steps,
+                activity: activity)
         }
     }
 
@@ -68,6 +77,8 @@ final class MotionEngine: Sendable {
         var deviceMotion: [AttitudeReferenceFrame: DeviceMotion] = [:]
         var orientation: DeviceOrientationChange?
         var shake: ShakeEvent?
+        var pedometer: PedometerData?
+        var activity: MotionActivity?
     }
 
     struct State {
@@ -215,6 +226,9 @@ final class MotionEngine: Sendable {
         await producer?.value
     }
 
+    /// What `registrations` need (tests).
+    static func needsForTesting(_ registrations: [Int: Registration]) -> Needs { needs(of: registrations) }
+
     private static func needs(of registrations: [Int: Registration]) -> Needs {
         var needs = Needs()
         var fastest = Double.infinity
@@ -234,17 +248,30 @@ final class MotionEngine: Sendable {
                 needs.sensors.insert(.accelerometer)
             case .samples(let sensors):
                 needs.sensors.formUnion(sensors)
+            case .steps:
+                needs.steps = true
+                needs.sensors.insert(.accelerometer)
+            case .activity:
+                needs.activity = true
+                needs.sensors.insert(.accelerometer)
             }
             switch registration.stream {
             case .accelerometer, .gyroscope, .magnetometer, .deviceMotion, .samples:
                 fastest = min(fastest, registration.demandInterval)
+            case .steps, .activity:
+                // At least the pedometer's rate: a device left at its own rate may run at 10 Hz.
+                fastest = min(fastest, Self.pedometerInterval)
             case .shake, .orientation:
-                fastest = 0  // events need every sample the device gives at its rate
+                break  // every sample, at the rate the others ask (or the device's own): no demand of their own
             }
         }
         needs.fastestInterval = fastest.isFinite ? fastest : 0
         return needs
     }
+
+    /// The interval whose rate steps and activity ask of the device: 0.02 s (50 Hz; the step detector works from
+    /// 25 Hz, `Docs/Pedometer.md`).
+    static let pedometerInterval = 0.02
 
     // MARK: Producer
 
@@ -328,6 +355,8 @@ final class MotionEngine: Sendable {
             }
             if let value = outputs.orientationChange { state.latest.orientation = value }
             if let value = outputs.shake { state.latest.shake = value }
+            if let value = outputs.steps { state.latest.pedometer = value.data }
+            if let value = outputs.activity { state.latest.activity = value }
             var index = state.registrations.startIndex
             while index != state.registrations.endIndex {
                 let id = state.registrations.keys[index]
@@ -366,6 +395,10 @@ final class MotionEngine: Sendable {
             if let value = outputs.shake { deliveries.append(.shake(id, buffer, value)) }
         case .orientation(let buffer):
             if let value = outputs.orientationChange { deliveries.append(.orientation(id, buffer, value)) }
+        case .steps(let buffer):
+            if let value = outputs.steps { deliveries.append(.steps(id, buffer, value)) }
+        case .activity(let buffer):
+            if let value = outputs.activity { deliveries.append(.activity(id, buffer, value)) }
         case .samples(let buffer):
             if case .samples(let sensors) = registration.stream, let sample = outputs.sample,
                 !sample.sensors.isDisjoint(with: sensors), registration.gate.admit(at: sample.timestamp)
@@ -406,6 +439,8 @@ extension MotionEngine.Route {
         case .shake(let buffer): buffer.finish(end)
         case .orientation(let buffer): buffer.finish(end)
         case .samples(let buffer): buffer.finish(end)
+        case .steps(let buffer): buffer.finish(end)
+        case .activity(let buffer): buffer.finish(end)
         case .pull: break
         }
     }
@@ -420,11 +455,14 @@ enum Delivery {
     case shake(Int, DeliveryBuffer<ShakeEvent>, ShakeEvent)
     case orientation(Int, DeliveryBuffer<DeviceOrientationChange>, DeviceOrientationChange)
     case samples(Int, DeliveryBuffer<MotionSample>, MotionSample)
+    case steps(Int, DeliveryBuffer<PedometerUpdate>, PedometerUpdate)
+    case activity(Int, DeliveryBuffer<MotionActivity>, MotionActivity)
 
     var id: Int {
         switch self {
         case .accelerometer(let id, _, _), .gyroscope(let id, _, _), .magnetometer(let id, _, _),
-            .deviceMotion(let id, _, _), .shake(let id, _, _), .orientation(let id, _, _), .samples(let id, _, _):
+            .deviceMotion(let id, _, _), .shake(let id, _, _), .orientation(let id, _, _), .samples(let id, _, _),
+            .steps(let id, _, _), .activity(let id, _, _):
             id
         }
     }
@@ -438,6 +476,8 @@ enum Delivery {
         case .shake(_, let buffer, let value): buffer.send(value)
         case .orientation(_, let buffer, let value): buffer.send(value)
         case .samples(_, let buffer, let value): buffer.send(value)
+        case .steps(_, let buffer, let value): buffer.send(value)
+        case .activity(_, let buffer, let value): buffer.send(value)
         }
     }
 
@@ -452,6 +492,8 @@ enum Delivery {
             case .shake(_, let buffer, _): buffer.passEnded
             case .orientation(_, let buffer, _): buffer.passEnded
             case .samples(_, let buffer, _): buffer.passEnded
+            case .steps(_, let buffer, _): buffer.passEnded
+            case .activity(_, let buffer, _): buffer.passEnded
             }
         passEnded?()
     }
@@ -465,6 +507,8 @@ enum Delivery {
         case .shake(_, let buffer, _): await buffer.waitForRoom()
         case .orientation(_, let buffer, _): await buffer.waitForRoom()
         case .samples(_, let buffer, _): await buffer.waitForRoom()
+        case .steps(_, let buffer, _): await buffer.waitForRoom()
+        case .activity(_, let buffer, _): await buffer.waitForRoom()
         }
     }
 }

@@ -8,14 +8,18 @@ package enum MotionRecord: Sendable {
     case deviceMotion(DeviceMotion)
     case shake(ShakeEvent)
     case orientation(DeviceOrientationChange)
+    case steps(PedometerUpdate)
+    case activity(MotionActivity)
 
-    /// The update's time, in seconds on the source's clock.
+    /// The update's time, in seconds on the source's clock (the last step's, for steps).
     package var timestamp: Double {
         switch self {
         case .sample(let sample): sample.timestamp
         case .deviceMotion(let motion): motion.timestamp
         case .shake(let event): event.timestamp
         case .orientation(let change): change.timestamp
+        case .steps(let update): update.data.endTime ?? 0
+        case .activity(let activity): activity.timestamp
         }
     }
 }
@@ -30,6 +34,10 @@ package enum MotionRecordKind: Hashable, Sendable {
     case shake
     /// Orientation changes, the current state first when one is known.
     case orientation
+    /// The pedometer's updates.
+    case steps
+    /// Activity changes.
+    case activity
 }
 
 /// A subscription whose updates are handed over on the producer's thread; ``cancel()`` ends it.
@@ -83,6 +91,12 @@ extension MotionManager {
         case .orientation:
             return onProducer(.orientation, 0, nil, MotionEngine.Route.orientation, passEnded, ended) {
                 receive(.orientation($0))
+            }
+        case .steps:
+            return onProducer(.steps, 0, nil, MotionEngine.Route.steps, passEnded, ended) { receive(.steps($0)) }
+        case .activity:
+            return onProducer(.activity, 0, nil, MotionEngine.Route.activity, passEnded, ended) {
+                receive(.activity($0))
             }
         }
     }

@@ -40,7 +40,7 @@ public import MotionCore
 public final class MotionManager: Sendable {
     /// The services a manager offers, for ``droppedUpdateCount(_:)``.
     public enum Service: Hashable, Sendable, CaseIterable {
-        case accelerometer, gyroscope, magnetometer, deviceMotion, shake, deviceOrientation
+        case accelerometer, gyroscope, magnetometer, deviceMotion, shake, deviceOrientation, pedometer, activity
     }
 
     struct Slot {
@@ -64,6 +64,9 @@ public final class MotionManager: Sendable {
 
     /// The source the manager reads.
     public var source: MotionSource { engine.source }
+
+    /// The algorithms' settings the manager was made with.
+    public var configuration: MotionConfiguration { engine.configuration }
 
     /// What device motion has learned about the device (gyroscope bias and its uncertainty, magnetometer
     /// calibration), as of the last time all its updates stopped (``stopAllUpdates()``, the end of a recording);
@@ -133,6 +136,10 @@ public final class MotionManager: Sendable {
     }
     /// The latest shake event, or `nil` before the first.
     public var latestShakeEvent: ShakeEvent? { engine.state.withLock { $0.latest.shake } }
+    /// The pedometer's figures after the latest counted steps, or `nil` before the first.
+    public var pedometerData: PedometerData? { engine.state.withLock { $0.latest.pedometer } }
+    /// The latest activity reported, or `nil` before the first.
+    public var activity: MotionActivity? { engine.state.withLock { $0.latest.activity } }
 
     // MARK: Update intervals (seconds)
 
@@ -170,6 +177,10 @@ public final class MotionManager: Sendable {
     public var isDeviceMotionActive: Bool { isActive(.deviceMotion) }
     /// `true` while shake updates run.
     public var isShakeActive: Bool { isActive(.shake) }
+    /// `true` while pedometer updates run.
+    public var isPedometerActive: Bool { isActive(.pedometer) }
+    /// `true` while activity updates run.
+    public var isActivityActive: Bool { isActive(.activity) }
 
     /// The number of updates dropped so far for the handler of `service`, because it was behind by its
     /// buffering policy's limit (counted from its last start).
@@ -329,6 +340,55 @@ public final class MotionManager: Sendable {
 
     /// Stops shake detection.
     public func stopShakeUpdates() { stop(.shake) }
+
+    // MARK: Pedometer and activity (CMPedometer, CMMotionActivityManager)
+
+    /// Starts the pedometer: `handler` runs on `queue` for each sample that counts steps, with their times and
+    /// the figures after them (see ``pedometerUpdates(bufferingPolicy:)``).
+    public func startPedometerUpdates(
+        to queue: OperationQueue, bufferingPolicy: MotionBufferingPolicy = .eventsDefault,
+        withHandler handler: @escaping @Sendable (PedometerUpdate?, MotionError?) -> Void
+    ) {
+        startPush(
+            .pedometer, stream: .steps, policy: bufferingPolicy, on: .operationQueue(queue), handler,
+            route: MotionEngine.Route.steps)
+    }
+
+    /// Starts the pedometer: `handler` runs on `queue` for each sample that counts steps.
+    public func startPedometerUpdates(
+        to queue: DispatchQueue, bufferingPolicy: MotionBufferingPolicy = .eventsDefault,
+        withHandler handler: @escaping @Sendable (PedometerUpdate?, MotionError?) -> Void
+    ) {
+        startPush(
+            .pedometer, stream: .steps, policy: bufferingPolicy, on: .dispatchQueue(queue), handler,
+            route: MotionEngine.Route.steps)
+    }
+
+    /// Stops the pedometer's updates.
+    public func stopPedometerUpdates() { stop(.pedometer) }
+
+    /// Starts activity classification: `handler` runs on `queue` each time the activity reported changes.
+    public func startActivityUpdates(
+        to queue: OperationQueue, bufferingPolicy: MotionBufferingPolicy = .eventsDefault,
+        withHandler handler: @escaping @Sendable (MotionActivity?, MotionError?) -> Void
+    ) {
+        startPush(
+            .activity, stream: .activity, policy: bufferingPolicy, on: .operationQueue(queue), handler,
+            route: MotionEngine.Route.activity)
+    }
+
+    /// Starts activity classification: `handler` runs on `queue` each time the activity reported changes.
+    public func startActivityUpdates(
+        to queue: DispatchQueue, bufferingPolicy: MotionBufferingPolicy = .eventsDefault,
+        withHandler handler: @escaping @Sendable (MotionActivity?, MotionError?) -> Void
+    ) {
+        startPush(
+            .activity, stream: .activity, policy: bufferingPolicy, on: .dispatchQueue(queue), handler,
+            route: MotionEngine.Route.activity)
+    }
+
+    /// Stops activity updates.
+    public func stopActivityUpdates() { stop(.activity) }
 
     // MARK: Device orientation (UIDevice)
 

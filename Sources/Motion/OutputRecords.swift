@@ -2,8 +2,8 @@ public import MotionAlgorithms
 public import MotionCore
 public import MotionTrace
 
-/// The records `motionctl` prints and `motiond` streams for device motion, shakes and orientation changes: one
-/// definition, so both give the same output (`Docs/CLI.md`, `Docs/Service.md`).
+/// The records `motionctl` prints and `motiond` streams for device motion, shakes, orientation changes, steps and
+/// activity: one definition, so both give the same output (`Docs/CLI.md`, `Docs/Service.md`).
 public enum OutputRecords {
     /// The attitude quaternion's columns: `qw,qx,qy,qz` (scalar first, device to reference).
     public static let quaternionColumns = ["qw", "qx", "qy", "qz"]
@@ -41,6 +41,40 @@ public enum OutputRecords {
             ("strokes", .number(Double(event.strokes))), ("peak", .number(event.peakAcceleration)),
         ]
         return fields
+    }
+
+    /// One `step` record per step of `update`, oldest first: its time (s) and the JSON fields after `type` and
+    /// `t`: `steps` (the running count at that step), `cadence` (steps/s) when stepping, `distance` (m, at that
+    /// step: `stepLength` m per step) and `pace` (s/m) when stepping. A confirmed run's steps all get the cadence
+    /// and pace at its confirmation.
+    public static func stepRecords(
+        of update: PedometerUpdate, stepLength: Double
+    ) -> [(t: Double, fields: [(String, EventValue)])] {
+        let count = update.stepTimes.count
+        return (0..<count).map { i in
+            let before = Double(count - 1 - i)
+            return (update.stepTimes[i], stepFields(
+                steps: update.data.numberOfSteps - (count - 1 - i), cadence: update.data.currentCadence,
+                distance: update.data.distance - before * stepLength, pace: update.data.currentPace))
+        }
+    }
+
+    /// The JSON fields of a `step` (or `total`) record: `steps`, `cadence` (steps/s, when known), `distance` (m),
+    /// `pace` (s/m, when known).
+    public static func stepFields(
+        steps: Int, cadence: Double?, distance: Double, pace: Double?
+    ) -> [(String, EventValue)] {
+        var fields: [(String, EventValue)] = [("steps", .number(Double(steps)))]
+        if let cadence { fields.append(("cadence", .number(cadence))) }
+        fields.append(("distance", .number(distance)))
+        if let pace { fields.append(("pace", .number(pace))) }
+        return fields
+    }
+
+    /// An activity's JSON fields after `type` (`activity`) and `t`: `activity` (stationary, walking, running,
+    /// unknown) and `confidence` (low, medium, high).
+    public static func fields(of activity: MotionActivity) -> [(String, EventValue)] {
+        [("activity", .string(activity.kind.rawValue)), ("confidence", .string(activity.confidence.rawValue))]
     }
 
     /// What an orientation change reports: with `iioSensorProxyNames`, an `orientation` report

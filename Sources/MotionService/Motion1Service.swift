@@ -1,4 +1,5 @@
 import Motion
+import MotionAlgorithms
 import MotionCore
 import MotionDBus
 import MotionIIO
@@ -217,7 +218,8 @@ final class Motion1Service {
         let (stream, clientEnd): (MotionStream, Int32)
         do {
             (stream, clientEnd) = try MotionStream.make(
-                id: id, owner: call.sender, user: user, request: request, grid: grid, rows: rows)
+                id: id, owner: call.sender, user: user, request: request, grid: grid, rows: rows,
+                stepLength: manager.configuration.stepLength.stepLength)
         } catch where error.rawValue == EMFILE || error.rawValue == ENFILE {
             throw .limitsExceeded("the service has no file descriptor left for a stream: try again later")
         } catch {

@@ -76,7 +76,7 @@ final class MotionStream: Sendable {
 
     private init(
         id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?, descriptor: Int32,
-        rows: SharedRows
+        rows: SharedRows, stepLength: Double
     ) {
         self.id = id
         self.owner = owner
@@ -88,7 +88,7 @@ final class MotionStream: Sendable {
         variant = SharedRows.Variant(request)
         state = LockedState(
             State(
-                renderer: StreamRenderer(request, id: id),
+                renderer: StreamRenderer(request, id: id, stepLength: stepLength),
                 gate: UpdateIntervalGate(interval: grid == nil ? 0 : request.interval)))
     }
 
@@ -100,7 +100,8 @@ final class MotionStream: Sendable {
     /// a slow reader is the kernel's default pipe capacity, 64 KiB (small writes share pages): about 600 sample
     /// lines; beyond that, records wait in the stream, then are dropped.
     static func make(
-        id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?, rows: SharedRows
+        id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?, rows: SharedRows,
+        stepLength: Double
     ) throws(SystemErrno) -> (MotionStream, Int32) {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else { throw SystemErrno.current() }
@@ -109,7 +110,8 @@ final class MotionStream: Sendable {
         _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
         return (
             MotionStream(
-                id: id, owner: owner, user: user, request: request, grid: grid, descriptor: ends[1], rows: rows),
+                id: id, owner: owner, user: user, request: request, grid: grid, descriptor: ends[1], rows: rows,
+                stepLength: stepLength),
             ends[0]
         )
     }
@@ -123,6 +125,8 @@ final class MotionStream: Sendable {
             case .deviceMotion: .deviceMotion(request.frame)
             case .shake: .shake
             case .orientation: .orientation
+            case .steps: .steps
+            case .activity: .activity
             }
         // On a shared grid: every device sample (the device still asked for this stream's rate), kept when on the
         // grid, then thinned to this stream's interval.
@@ -360,25 +364,30 @@ struct StreamRenderer {
     let writer: TraceWriter
     private let kind: StreamRequest.Kind
     private let iioSensorProxyNames: Bool
+    /// Metres per step, for the distance of each step.
+    private let stepLength: Double
     /// Device motion's columns, filled per record.
     private var values: [Double]
     /// The stream's metadata and header have been rendered (with its first record).
     private(set) var wroteHeader = false
 
-    init(_ request: StreamRequest, id: UInt32) {
+    /// A renderer of `request`'s records for stream `id`; steps' distances at `stepLength` metres a step.
+    init(_ request: StreamRequest, id: UInt32, stepLength: Double) {
         var metadata = TraceMetadata()
         metadata["generator"] = "motiond"
         metadata["stream"] = "\(request.kind.rawValue) \(id)"
         metadata["clock"] = "boottime"
         switch request.kind {
         case .samples, .deviceMotion: metadata["update_interval_s"] = "\(request.interval)"
-        case .shake, .orientation: break
+        case .shake, .orientation, .activity: break
+        case .steps: metadata["step_length_m"] = "\(stepLength)"
         }
         if request.kind == .deviceMotion {
             metadata["frame"] = request.frame.shortName
             metadata["quaternion"] = "scalar first, device to reference: v_ref = q v_device q*"
         }
         kind = request.kind
+        self.stepLength = stepLength
         iioSensorProxyNames = request.iioSensorProxyNames
         values = []
         switch request.kind {
@@ -390,7 +399,7 @@ struct StreamRenderer {
             // The columns are fixed names of letters and '_': the writer accepts them.
             writer = try! TraceWriter(
                 format: request.format, recordType: "attitude", columns: columns, metadata: metadata)
-        case .shake, .orientation:
+        case .shake, .orientation, .steps, .activity:
             writer = TraceWriter(format: .jsonl, sensors: [], metadata: metadata)
         }
     }
@@ -410,6 +419,13 @@ struct StreamRenderer {
                     type: report.type, timestamp: change.timestamp,
                     fields: [(report.type, .string(report.value)), ("previous", .string(report.previous))])
             }
+        case .steps(let update):
+            for step in OutputRecords.stepRecords(of: update, stepLength: stepLength) {
+                try writer.writeEvent(type: "step", timestamp: step.t, fields: step.fields)
+            }
+        case .activity(let activity):
+            try writer.writeEvent(
+                type: "activity", timestamp: activity.timestamp, fields: OutputRecords.fields(of: activity))
         }
         wroteHeader = true
     }

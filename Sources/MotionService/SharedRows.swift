@@ -21,7 +21,7 @@ final class SharedRows: Sendable {
             switch request.kind {
             case .samples: (sensors, frame) = (request.sensors, nil)
             case .deviceMotion: (sensors, frame) = ([], request.frame)
-            case .shake, .orientation: return nil
+            case .shake, .orientation, .steps, .activity: return nil
             }
             kind = request.kind
             format = request.format
@@ -70,7 +70,7 @@ final class SharedRows: Sendable {
                     format: variant.format, recordType: "attitude", columns: OutputRecords.deviceMotionColumns)
             else { return nil }
             writer = made
-        case .shake, .orientation:
+        case .shake, .orientation, .steps, .activity:
             return nil
         }
         guard (try? writer.flush()) != nil else { return nil }
@@ -91,7 +91,7 @@ final class SharedRows: Sendable {
             if motion.timestamp == row.timestamp && row.scratch == row.values { return row.line }
             guard (try? row.writer.write(recordAt: motion.timestamp, values: row.scratch)) != nil else { return nil }
             swap(&row.values, &row.scratch)
-        case .shake, .orientation:
+        case .shake, .orientation, .steps, .activity:
             return nil
         }
         row.timestamp = record.timestamp

@@ -14,6 +14,13 @@ package struct StreamRequest: Hashable, Sendable {
         case shake
         /// Orientation changes (`motionctl orientation --format jsonl`).
         case orientation
+        /// Steps, one record per step (`motionctl steps --format jsonl`'s `step` records).
+        case steps
+        /// Activity changes (`motionctl activity --format jsonl`).
+        case activity
+
+        /// Events: JSON Lines only, the interval ignored, from the accelerometer.
+        package var isEvent: Bool { self == .shake || self == .orientation || self == .steps || self == .activity }
     }
 
     package var kind: Kind
@@ -77,7 +84,7 @@ package struct StreamRequest: Hashable, Sendable {
         for (key, _) in options where !seen.insert(key).inserted {
             throw .invalidArguments("the option '\(Self.excerpt(key))' is given twice")
         }
-        if format == .csv && (kind == .shake || kind == .orientation) {
+        if format == .csv && kind.isEvent {
             throw .invalidArguments("\(kind.rawValue) events have no CSV form: use jsonl")
         }
         self.kind = kind
@@ -147,7 +154,7 @@ package struct StreamRequest: Hashable, Sendable {
                 "device motion needs an accelerometer and a gyroscope; this machine has "
                     + "\(available.isEmpty ? "none" : "\(available)")")
         }
-        if (kind == .shake || kind == .orientation) && !available.contains(.accelerometer) {
+        if kind.isEvent && !available.contains(.accelerometer) {
             throw DBusErrorReply(
                 Motion1Interface.unknownSensorError, "\(kind.rawValue) events need an accelerometer; this machine has none")
         }

@@ -2,6 +2,7 @@ import Foundation
 import IIOTestbed
 import MotionCore
 import MotionDBus
+import MotionTesting
 import Testing
 
 #if canImport(Glibc)
@@ -126,6 +127,48 @@ struct StreamTests {
             #expect(await shakes.read { $0.contains { $0.contains("\"phase\":\"ended\"") } }, "\(shakes.lines)")
             let phases = shakes.lines.filter { $0.hasPrefix("{\"type\":\"shake\"") }
             #expect(phases.count == 2 && phases[0].contains("\"phase\":\"began\"") && phases[0].contains("\"axis\":\"x\""), "\(phases)")
+            await client.close()
+        }
+    }
+
+    @Test("Steps and activity streams: a simulated walk's steps, numbered in order, and walking then stationary")
+    func stepsAndActivity() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let client = try await BusClient(address: fixture.bus.address)
+            let steps = try await client.openStream("steps", interval: 1, format: "jsonl")
+            let activity = try await client.openStream("activity", interval: 1, format: "jsonl")
+            defer {
+                steps.close()
+                activity.close()
+            }
+            #expect(await eventually { testbed.attribute(fixture.accelerometer, "buffer/enable") == "1" })
+            // 20 s of walking at 1.9 steps/s between still seconds, then 14 s still: the device's 100 Hz scans
+            // (1024 per g), as the simulator gives them.
+            var scenario = Scenario.walking(duration: 20, cadence: 1.9)
+            scenario.append(.hold(14))
+            let walk = Array(try Simulation(scenario: scenario, options: SimulationOptions(rate: 100, seed: 5)))
+            for start in stride(from: 0, to: walk.count, by: 10) {
+                try fixture.feed(start..<min(start + 10, walk.count)) { i in
+                    let a = walk[i].acceleration!
+                    return (Int64((a.x * 1024).rounded()), Int64((a.y * 1024).rounded()), Int64((a.z * 1024).rounded()))
+                }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            #expect(await activity.read { $0.contains { $0.contains("\"activity\":\"stationary\"") } }, "\(activity.lines)")
+            _ = await steps.read(limit: 5) { $0.filter { $0.hasPrefix("{\"type\":\"step\"") }.count >= 32 }
+            let records = steps.lines.filter { $0.hasPrefix("{\"type\":\"step\"") }
+            let counts = records.compactMap { line in
+                line.split(separator: ",").first { $0.hasPrefix("\"steps\":") }.flatMap { Int($0.dropFirst(8)) }
+            }
+            #expect(counts == Array(1...max(counts.count, 1)), "numbered in order: \(counts)")
+            #expect((32...44).contains(counts.count), "20 s at 1.9 steps/s: \(counts.count) steps")
+            let kinds = activity.lines.filter { $0.hasPrefix("{\"type\":\"activity\"") }
+            #expect(kinds.contains { $0.contains("\"activity\":\"walking\"") }, "\(kinds)")
+            #expect(steps.lines.first?.contains("step_length_m") == true, "\(steps.lines.prefix(1))")
             await client.close()
         }
     }
