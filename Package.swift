@@ -114,7 +114,7 @@ let package = Package(
         ),
         .testTarget(
             name: "motionctlTests",
-            dependencies: ["motionctl", "Motion", "MotionAlgorithms", "MotionCore", "MotionTrace", testbed]
+            dependencies: ["motionctl", "Motion", "MotionAlgorithms", "MotionCore", "MotionTrace", "MotionTesting", testbed]
         ),
     ]
 )

@@ -5,26 +5,29 @@ import MotionCore
 import MotionTesting
 import MotionTrace
 
-/// `motionctl activity`: the activity classifier on a trace: one line per change.
+/// `motionctl activity`: the activity classifier on a trace, a live device or the motion service: one line per
+/// change.
 struct ActivityCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "activity",
-        abstract: "Print each activity change of a trace: stationary, walking, running or unknown.",
+        abstract: "Print each activity change of a trace, a live device or the service: stationary, walking, running or unknown.",
         discussion: """
             Each line is one change, with its confidence (low, medium, high): stationary when the device is still, \
             walking or running while the pedometer counts steps (running from 2.5 steps/s, with a dead band of \
             ±0.1 steps/s), unknown for motion without steps (a vehicle, a bicycle, handling the device). A change \
             is reported once it has held for 2 s (10 s for unknown). The trace is processed as fast as possible \
-            (--speed max) unless --speed says otherwise. --device and --service are not supported yet. See \
-            Docs/Pedometer.md.
+            (--speed max) unless --speed says otherwise. --device reads a live accelerometer (asked for at least \
+            50 Hz) and --service the motion service's samples, until SIGINT or SIGTERM. See Docs/Pedometer.md.
             """
     )
 
     @Option(help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
-    var trace: String
+    var trace: String?
 
-    @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
-    var speed: ReplaySpeed = .max
+    @Option(help: "Replay speed: realtime, max (the default), or a factor such as 2 or 0.5.")
+    var speed: ReplaySpeed?
+
+    @OptionGroup var live: LiveEventOptions
 
     @Option(help: "Output format: text (one line per change) or jsonl (JSON Lines).")
     var format: EventFormat = .text
@@ -32,22 +35,42 @@ struct ActivityCommand: AsyncParsableCommand {
     @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
     var lenient = false
 
+    func validate() throws {
+        try live.validate(
+            trace: trace, evaluate: false, speedGiven: speed != nil, lenient: lenient, offersEvaluate: false)
+        if trace == nil && !live.isLive {
+            throw ValidationError("Give an input: --trace FILE, --device auto|NAME|PATH, or --service.")
+        }
+    }
+
     func run() async throws {
         Interruption.install()
         do {
-            try await runTrace()
+            if let source = live.source { try await runLive(source) } else { try await runTrace(trace ?? "-") }
         } catch {
             throw report(error)
         }
     }
 
-    func runTrace() async throws(MotionError) {
+    /// The changes of a live device or the service, through a `MotionManager`, each printed as it happens.
+    func runLive(_ source: MotionSource) async throws(MotionError) {
+        let format = format
+        try await LiveEventOptions.run(source, configuration: MotionConfiguration()) { manager throws(MotionError) in
+            let output = try EventOutput(format: format)
+            for try await activity in manager.activityUpdates() {
+                try Self.write(activity, to: output)
+                try output.flush()
+            }
+        }
+    }
+
+    func runTrace(_ trace: String) async throws(MotionError) {
         let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: trace)
         let output = try EventOutput(format: format)
         var processor = MotionProcessor(request: .init(activity: true))
-        try await TraceReplay(reader: reader, speed: speed.factor).run(&processor, flush: output.flush) {
+        try await TraceReplay(reader: reader, speed: (speed ?? .max).factor).run(&processor, flush: output.flush) {
             outputs throws(MotionError) in
             if let activity = outputs.activity { try Self.write(activity, to: output) }
         }
@@ -60,8 +83,7 @@ struct ActivityCommand: AsyncParsableCommand {
                 timestamp: activity.timestamp, message: "Activity: \(activity.kind) (\(activity.confidence))")
         case .jsonl:
             try output.writeEvent(
-                type: "activity", timestamp: activity.timestamp,
-                fields: [("activity", .string(activity.kind.rawValue)), ("confidence", .string(activity.confidence.rawValue))])
+                type: "activity", timestamp: activity.timestamp, fields: OutputRecords.fields(of: activity))
         }
     }
 }

@@ -85,7 +85,8 @@ struct AttitudeCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        try live.validate(trace: trace, evaluate: false, speedGiven: speed != nil, lenient: lenient)
+        try live.validate(
+            trace: trace, evaluate: false, speedGiven: speed != nil, lenient: lenient, offersEvaluate: false)
         if !live.isLive && trace == nil {
             throw ValidationError("Give an input: --trace FILE or --device auto|NAME|PATH.")
         }

@@ -25,11 +25,14 @@ struct LiveEventOptions: ParsableArguments {
     /// `true` with --device or --service.
     var isLive: Bool { device != nil || service }
 
-    /// Checks that exactly one input is chosen.
-    func validate(trace: String?, evaluate: Bool, speedGiven: Bool, lenient: Bool) throws {
+    /// Checks that exactly one input is chosen; `offersEvaluate` for a command with `--evaluate`.
+    func validate(
+        trace: String?, evaluate: Bool, speedGiven: Bool, lenient: Bool, offersEvaluate: Bool = true
+    ) throws {
+        let inputs = offersEvaluate ? "--trace, --device, --service and --evaluate" : "--trace, --device and --service"
         if service {
             if device != nil || trace != nil || evaluate {
-                throw ValidationError("Choose one of --trace, --device, --service and --evaluate.")
+                throw ValidationError("Choose one of \(inputs).")
             }
             if includeBase || exitOnDisconnect {
                 throw ValidationError("--include-base and --exit-on-disconnect apply to --device only.")
@@ -43,7 +46,7 @@ struct LiveEventOptions: ParsableArguments {
             return
         }
         if trace != nil || evaluate {
-            throw ValidationError("Choose one of --trace, --device and --evaluate.")
+            throw ValidationError("Choose one of \(inputs).")
         }
         if device.isEmpty { throw ValidationError("--device needs a value: auto, or a device's name or path.") }
         if speedGiven || lenient { throw ValidationError("--speed and --lenient apply to --trace only.") }

@@ -5,27 +5,31 @@ import MotionCore
 import MotionTesting
 import MotionTrace
 
-/// `motionctl steps`: the pedometer on a trace: one line per counted step, then the total.
+/// `motionctl steps`: the pedometer on a trace, a live device or the motion service: one line per counted step,
+/// then the total.
 struct StepsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "steps",
-        abstract: "Print the steps of a trace (pedometer) and their total.",
+        abstract: "Print the steps of a trace, a live device or the motion service (pedometer), and their total.",
         discussion: """
             Each counted step is one row: its time, the running count, the cadence (steps/s), the distance (m) \
             and the pace (s/m) from the step-length model (--height or --step-length; default 0.415 × 1.70 m = \
             0.7055 m per step). Steps are counted once ten regular steps in a row are seen, then retroactively, \
             so rows come in bursts at the start of each walk. The last row is the total (event 'total'). CSV by \
             default (columns event,t,steps,cadence,distance,pace), JSON Lines with --format jsonl. The trace is \
-            processed as fast as possible (--speed max) unless --speed says otherwise. --device and --service are \
-            not supported yet. See Docs/Pedometer.md.
+            processed as fast as possible (--speed max) unless --speed says otherwise. --device reads a live \
+            accelerometer (asked for at least 50 Hz) and --service the motion service's samples, until SIGINT or \
+            SIGTERM; the total then covers the steps since the command started. See Docs/Pedometer.md.
             """
     )
 
     @Option(help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
-    var trace: String
+    var trace: String?
 
-    @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
-    var speed: ReplaySpeed = .max
+    @Option(help: "Replay speed: realtime, max (the default), or a factor such as 2 or 0.5.")
+    var speed: ReplaySpeed?
+
+    @OptionGroup var live: LiveEventOptions
 
     @Option(help: "Output format: csv (a header, one row per step, a total row) or jsonl (JSON Lines).")
     var format: StepsFormat = .csv
@@ -42,6 +46,11 @@ struct StepsCommand: AsyncParsableCommand {
     var lenient = false
 
     func validate() throws {
+        try live.validate(
+            trace: trace, evaluate: false, speedGiven: speed != nil, lenient: lenient, offersEvaluate: false)
+        if trace == nil && !live.isLive {
+            throw ValidationError("Give an input: --trace FILE, --device auto|NAME|PATH, or --service.")
+        }
         if height != nil && stepLength != nil { throw ValidationError("Choose one of --height and --step-length.") }
         if let height, !(height >= 0.5 && height <= 2.5) {
             throw ValidationError("--height must be between 0.5 and 2.5 m, got \(height).")
@@ -61,13 +70,34 @@ struct StepsCommand: AsyncParsableCommand {
     func run() async throws {
         Interruption.install()
         do {
-            try await runTrace()
+            if let source = live.source { try await runLive(source) } else { try await runTrace(trace ?? "-") }
         } catch {
             throw report(error)
         }
     }
 
-    func runTrace() async throws(MotionError) {
+    /// The steps of a live device or the service, through a `MotionManager`, each printed (and flushed) as it is
+    /// counted; the total when a signal ends the command.
+    func runLive(_ source: MotionSource) async throws(MotionError) {
+        let (format, model) = (format, stepLengthModel)
+        try await LiveEventOptions.run(source, configuration: MotionConfiguration(stepLength: model)) {
+            manager throws(MotionError) in
+            let output = try StepsOutput(format: format)
+            try output.writeHeader()
+            try output.flush()
+            var last: PedometerUpdate?
+            for try await update in manager.pedometerUpdates() {
+                try output.write(update, stepLength: model)
+                try output.flush()
+                last = update
+            }
+            let data = last?.data ?? StepsOutput.noSteps
+            try output.writeTotal(data, at: data.endTime ?? 0)
+            try output.flush()
+        }
+    }
+
+    func runTrace(_ trace: String) async throws(MotionError) {
         let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: trace)
@@ -76,15 +106,12 @@ struct StepsCommand: AsyncParsableCommand {
         var processor = MotionProcessor(
             configuration: MotionConfiguration(stepLength: stepLengthModel), request: .init(steps: true))
         var lastTime = 0.0
-        try await TraceReplay(reader: reader, speed: speed.factor).run(&processor, flush: output.flush) {
+        try await TraceReplay(reader: reader, speed: (speed ?? .max).factor).run(&processor, flush: output.flush) {
             outputs throws(MotionError) in
             lastTime = outputs.timestamp
             if let update = outputs.steps { try output.write(update, stepLength: stepLengthModel) }
         }
-        let data =
-            processor.pedometerData
-            ?? PedometerData(
-                startTime: nil, endTime: nil, numberOfSteps: 0, distance: 0, currentCadence: nil, currentPace: nil)
+        let data = processor.pedometerData ?? StepsOutput.noSteps
         try output.writeTotal(data, at: lastTime)
         try output.flush()
     }
@@ -100,6 +127,10 @@ enum StepsFormat: String, ExpressibleByArgument, CaseIterable {
 
 /// Writes the step rows to stdout.
 final class StepsOutput {
+    /// The figures before any step.
+    static let noSteps = PedometerData(
+        startTime: nil, endTime: nil, numberOfSteps: 0, distance: 0, currentCadence: nil, currentPace: nil)
+
     let format: StepsFormat
     private let writer: TraceWriter?
     private var text = ""
@@ -144,10 +175,8 @@ final class StepsOutput {
                 + "\(pace.map { fixed($0, 3) } ?? "")\n"
             if text.utf8.count > 1 << 16 { try flush() }
         case .jsonl:
-            var fields: [(String, EventValue)] = [("steps", .number(Double(steps)))]
-            if let cadence { fields.append(("cadence", .number(cadence))) }
-            fields.append(("distance", .number(distance)))
-            if let pace { fields.append(("pace", .number(pace))) }
+            // The fields motiond's steps streams carry (OutputRecords).
+            let fields = OutputRecords.stepFields(steps: steps, cadence: cadence, distance: distance, pace: pace)
             try writer?.writeEvent(type: event, timestamp: t, fields: fields)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import IIOTestbed
 import MotionCore
+import MotionTesting
 import MotionTrace
 import Testing
 
@@ -461,7 +462,38 @@ struct DeviceCommandTests {
 
             let usage = try await Motionctl.run(["orientation", "--device", "auto", "--trace", "x.csv"])
             #expect(usage.status == 64)
-            #expect(usage.stderr.contains("Choose one of --trace, --device and --evaluate"))
+            #expect(usage.stderr.contains("Choose one of --trace, --device, --service and --evaluate"))
+        }
+    }
+
+    /// `steps --device` counts a live accelerometer's steps through MotionManager (the device asked for 50 Hz),
+    /// one row per step as they are counted; SIGTERM prints the total and ends with status 0, the buffer disabled.
+    @Test func stepsFromALiveDevice() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh().bufferOnly)
+            try testbed.add(.lis3dhTrigger)
+            let child = try RunningMotionctl(["steps", "--device", "auto", "--format", "jsonl"])
+            #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
+            #expect(testbed.attribute(path, "sampling_frequency").flatMap { Double($0) }.map { $0 >= 50 } == true)
+            // 20 s of walking at 1.9 steps/s between still seconds, as the device's 100 Hz scans (1024 per g).
+            let walk = Array(
+                try Simulation(scenario: .walking(duration: 20, cadence: 1.9), options: SimulationOptions(rate: 100, seed: 9)))
+            let rows = walk.enumerated().map { i, sample -> [Int64] in
+                let a = sample.acceleration!
+                return [
+                    Int64((a.x * 1024).rounded()), Int64((a.y * 1024).rounded()), Int64((a.z * 1024).rounded()),
+                    1_000_000_000 + Int64(i) * 10_000_000,
+                ]
+            }
+            try testbed.feed("/dev/iio:device0", lis3dhScans.encode(rows: rows))
+            #expect(try await child.wait { $0.stdout.components(separatedBy: "\"type\":\"step\"").count > 30 })
+            #expect(try await child.stop(SIGTERM) == 0)
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+            let steps = child.lines.filter { $0.hasPrefix("{\"type\":\"step\"") }
+            #expect((32...44).contains(steps.count), "20 s at 1.9 steps/s: \(steps.count)")
+            #expect(steps.first?.contains("\"steps\":1,") == true, "\(steps.prefix(1))")
+            let total = try #require(child.lines.last)
+            #expect(total.hasPrefix("{\"type\":\"total\"") && total.contains("\"steps\":\(steps.count),"), "\(total)")
         }
     }
 
