@@ -34,12 +34,16 @@ struct StepsCommand: AsyncParsableCommand {
     @Option(help: "Output format: csv (a header, one row per step, a total row) or jsonl (JSON Lines).")
     var format: StepsFormat = .csv
 
-    @Option(help: ArgumentHelp("The walker's height, for the step length (0.415 × height).", valueName: "metres"))
+    @Option(
+        help: .setting(
+            "The walker's height, for the step length (0.415 × height).", "pedometer.height", valueName: "metres"))
     var height: Double?
 
     @Option(
         name: .customLong("step-length"),
-        help: ArgumentHelp("A calibrated step length, instead of --height.", valueName: "metres"))
+        help: .setting(
+            "A calibrated step length, instead of --height; 0: from the height.", "pedometer.stepLength",
+            valueName: "metres"))
     var stepLength: Double?
 
     @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
@@ -52,25 +56,27 @@ struct StepsCommand: AsyncParsableCommand {
             throw ValidationError("Give an input: --trace FILE, --device auto|NAME|PATH, or --service.")
         }
         if height != nil && stepLength != nil { throw ValidationError("Choose one of --height and --step-length.") }
-        if let height, !(height >= 0.5 && height <= 2.5) {
-            throw ValidationError("--height must be between 0.5 and 2.5 m, got \(height).")
-        }
-        if let stepLength, !(stepLength > 0 && stepLength <= 3) {
-            throw ValidationError("--step-length must be more than 0 and at most 3 m, got \(stepLength).")
-        }
+        // The flags accept what the settings accept (SettingFlags.swift).
+        try validateFlag("--height", height, setting: "pedometer.height")
+        try validateFlag("--step-length", stepLength, setting: "pedometer.stepLength")
     }
 
-    /// The step-length model the options choose.
-    var stepLengthModel: StepLengthModel {
-        if let stepLength { return StepLengthModel(stepLength: stepLength) }
+    /// The step-length model: the flags where given, else the settings (`pedometer.*`, Docs/Settings.md).
+    func stepLengthModel(_ settings: MotionSettings) -> StepLengthModel {
+        if let stepLength, stepLength > 0 { return StepLengthModel(stepLength: stepLength) }
         if let height { return .height(height) }
-        return .default
+        return settings.stepLengthModel
     }
 
     func run() async throws {
         Interruption.install()
         do {
-            if let source = live.source { try await runLive(source) } else { try await runTrace(trace ?? "-") }
+            let model = stepLengthModel(try MotionSettings.load())
+            if let source = live.source {
+                try await runLive(source, model)
+            } else {
+                try await runTrace(trace ?? "-", model)
+            }
         } catch {
             throw report(error)
         }
@@ -78,8 +84,8 @@ struct StepsCommand: AsyncParsableCommand {
 
     /// The steps of a live device or the service, through a `MotionManager`, each printed (and flushed) as it is
     /// counted; the total when a signal ends the command.
-    func runLive(_ source: MotionSource) async throws(MotionError) {
-        let (format, model) = (format, stepLengthModel)
+    func runLive(_ source: MotionSource, _ model: StepLengthModel) async throws(MotionError) {
+        let format = format
         try await LiveEventOptions.run(source, configuration: MotionConfiguration(stepLength: model)) {
             manager throws(MotionError) in
             let output = try StepsOutput(format: format)
@@ -97,19 +103,19 @@ struct StepsCommand: AsyncParsableCommand {
         }
     }
 
-    func runTrace(_ trace: String) async throws(MotionError) {
+    func runTrace(_ trace: String, _ model: StepLengthModel) async throws(MotionError) {
         let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: trace)
         let output = try StepsOutput(format: format)
         try output.writeHeader()
         var processor = MotionProcessor(
-            configuration: MotionConfiguration(stepLength: stepLengthModel), request: .init(steps: true))
+            configuration: MotionConfiguration(stepLength: model), request: .init(steps: true))
         var lastTime = 0.0
         try await TraceReplay(reader: reader, speed: (speed ?? .max).factor).run(&processor, flush: output.flush) {
             outputs throws(MotionError) in
             lastTime = outputs.timestamp
-            if let update = outputs.steps { try output.write(update, stepLength: stepLengthModel) }
+            if let update = outputs.steps { try output.write(update, stepLength: model) }
         }
         let data = processor.pedometerData ?? StepsOutput.noSteps
         try output.writeTotal(data, at: lastTime)

@@ -37,6 +37,10 @@ import Testing
              allowed: "a number of Hz in (0, 50]"),
         Case(flag: "--declination", key: "deviceMotion.magneticDeclination", command: ["attitude"], inside: "180",
              outside: "-181", allowed: "a number of ° in [-180, 180]"),
+        Case(flag: "--height", key: "pedometer.height", command: ["steps"], inside: "2.5", outside: "2.6",
+             allowed: "a number of m in [0.5, 2.5]"),
+        Case(flag: "--step-length", key: "pedometer.stepLength", command: ["steps"], inside: "3", outside: "-0.1",
+             allowed: "a number of m in [0, 3]"),
     ]
 
     /// An environment whose user settings file is empty, so only the defaults and the arguments count.

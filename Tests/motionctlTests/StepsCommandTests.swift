@@ -61,6 +61,23 @@ import Testing
         #expect(result.lines.last?.split(separator: ",").dropFirst(2).first == "0")
     }
 
+    @Test func theSettingsFileGivesTheStepLengthAndAFlagOverridesIt() async throws {
+        let trace = try await Self.walk()
+        let home = NSTemporaryDirectory() + "swift-motion-xdg-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: home + "/swift-motion", withIntermediateDirectories: true)
+        try "pedometer.stepLength = 0.9\n".write(toFile: home + "/swift-motion/settings.conf", atomically: true, encoding: .utf8)
+        for (options, stepLength) in [([String](), 0.9), (["--height", "2"], 0.83)] {
+            let result = try await Motionctl.run(
+                ["steps", "--trace", "-", "--format", "jsonl"] + options, stdin: trace, environment: ["XDG_CONFIG_HOME": home])
+            #expect(result.status == 0, "\(result.stderr)")
+            let total = try #require(
+                try result.lines.last.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+            let count = try #require(total["steps"] as? Double)
+            #expect(count > 30)
+            #expect(abs((total["distance"] as? Double ?? 0) - count * stepLength) < 1e-6, "\(options): \(total)")
+        }
+    }
+
     @Test func activityOfASimulatedWalkIsWalking() async throws {
         let trace = try await Self.walk()
         let result = try await Motionctl.run(["activity", "--trace", "-", "--format", "jsonl"], stdin: trace)
@@ -79,7 +96,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ["--height", "3"], ["--height", "1.8", "--step-length", "0.7"], ["--step-length", "0"], ["--format", "text"],
+        ["--height", "3"], ["--height", "1.8", "--step-length", "0.7"], ["--step-length", "4"], ["--format", "text"],
     ])
     func badOptionsAreUsageErrors(options: [String]) async throws {
         let result = try await Motionctl.run(["steps", "--trace", "Recordings/simulated-orientation-sweep.csv"] + options)

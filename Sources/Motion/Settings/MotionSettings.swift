@@ -208,12 +208,18 @@ public struct MotionSettings: Sendable {
             settleTime: number("orientation.settleTime"))
     }
 
-    /// The algorithms' configuration: reference frame, declination, shake and orientation settings.
+    /// The pedometer's step-length model: `pedometer.stepLength` when above 0, else 0.415 × `pedometer.height`.
+    public var stepLengthModel: StepLengthModel {
+        let stepLength = number("pedometer.stepLength")
+        return stepLength > 0 ? StepLengthModel(stepLength: stepLength) : .height(number("pedometer.height"))
+    }
+
+    /// The algorithms' configuration: reference frame, declination, shake, orientation and pedometer settings.
     public var motionConfiguration: MotionConfiguration {
         MotionConfiguration(
             referenceFrame: referenceFrame, magneticDeclination: number("deviceMotion.magneticDeclination"),
             shake: shakeConfiguration,
-            orientation: orientationConfiguration)
+            orientation: orientationConfiguration, stepLength: stepLengthModel)
     }
 }
 
