@@ -207,6 +207,12 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     @inlinable public var gravity: SIMD3<Scalar> { gravityEstimate }
 
     @usableFromInline var gravityEstimate: SIMD3<Scalar> = .zero
+    /// The interval the coefficients below were computed for, in seconds (-1: none yet).
+    @usableFromInline var coefficientInterval: Double = -1
+    @usableFromInline var gravityFactor: Scalar = 0
+    @usableFromInline var smoothingFactor: Scalar = 0
+    @usableFromInline var highPassFactor: Scalar = 0
+    @usableFromInline var peakRetention: Scalar = 0
     @usableFromInline var lastTimestamp: Double?
     /// The two smoothing stages of the vertical and of the horizontal user acceleration.
     @usableFromInline var vertical1: Scalar = 0
@@ -284,21 +290,23 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         }
         lastTimestamp = timestamp
 
-        // 1. Gravity, vertical and horizontal user acceleration, smoothed.
-        gravityEstimate += Scalar(-Double.expMinusOne(-dt / configuration.gravityTimeConstant))
-            * (acceleration - gravityEstimate)
+        // 1. Gravity, vertical and horizontal user acceleration, smoothed. The filters' coefficients depend on the
+        // interval only; they are computed again when it changes by more than 0.1 % (never at a steady rate, where
+        // intervals differ only by timestamp rounding; a coefficient off by 0.1 % for a sample changes nothing).
+        if abs(dt - coefficientInterval) > 0.001 * dt { computeCoefficients(for: dt) }
+        gravityEstimate += gravityFactor * (acceleration - gravityEstimate)
         let norm = (gravityEstimate * gravityEstimate).sum().squareRoot()
         guard norm > 0 else { return 0 }
         let down = gravityEstimate / norm
         let user = acceleration - gravityEstimate
         let v = (user * down).sum()
         let h = user - v * down
-        let smoothing = -Scalar.expMinusOne(-2 * Scalar.pi * configuration.smoothingCutoff * Scalar(dt))
+        let smoothing = smoothingFactor
         vertical1 += smoothing * (v - vertical1)
         vertical2 += smoothing * (vertical1 - vertical2)
         horizontal1 += smoothing * (h - horizontal1)
         horizontal2 += smoothing * (horizontal1 - horizontal2)
-        let highPass = -Scalar.expMinusOne(-2 * Scalar.pi * configuration.highPassCutoff * Scalar(dt))
+        let highPass = highPassFactor
         verticalBase += highPass * (vertical2 - verticalBase)
         horizontalBase += highPass * (horizontal2 - horizontalBase)
         // The trigger and the peaks use the smoothed vertical acceleration; the energies and the line test use
@@ -317,7 +325,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         verticalMinimum = min(verticalMinimum, y)
 
         // 2. The trigger.
-        recentPeak = max(abs(y), recentPeak * Scalar(Double.exp(-dt / configuration.peakDecay)))
+        recentPeak = max(abs(y), recentPeak * peakRetention)
         let hysteresis = max(configuration.minimumAmplitude, configuration.relativeThreshold * recentPeak)
         if side == 1 && y < -hysteresis {
             side = -1
@@ -344,6 +352,16 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     }
 
     // MARK: - Internals
+
+    /// The filters' coefficients for a sample interval of `dt` seconds.
+    @inlinable
+    mutating func computeCoefficients(for dt: Double) {
+        coefficientInterval = dt
+        gravityFactor = Scalar(-Double.expMinusOne(-dt / configuration.gravityTimeConstant))
+        smoothingFactor = -Scalar.expMinusOne(-2 * Scalar.pi * configuration.smoothingCutoff * Scalar(dt))
+        highPassFactor = -Scalar.expMinusOne(-2 * Scalar.pi * configuration.highPassCutoff * Scalar(dt))
+        peakRetention = Scalar(Double.exp(-dt / configuration.peakDecay))
+    }
 
     /// Starts over from `acceleration` (the first sample, or after a gap): gravity is that sample, no run.
     @inlinable
