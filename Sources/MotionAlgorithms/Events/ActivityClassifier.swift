@@ -1,5 +1,5 @@
 public import MotionCore
-import RealModule
+public import RealModule
 
 /// What the person carrying the device is doing, in Core Motion's `CMMotionActivity` terms (without automotive
 /// and cycling, which are not validated: such motion is ``unknown``).
@@ -145,28 +145,36 @@ public struct ActivityClassifier<Scalar: MotionScalar>: Sendable {
     /// The settings.
     public let configuration: Configuration
     /// The step detector the classifier runs (its count is the steps seen).
-    public private(set) var steps: StepDetector<Scalar>
+    @inlinable public var steps: StepDetector<Scalar> { detector }
     /// The reported activity: ``MotionActivityKind/unknown`` (low) until a candidate has held for the dwell time.
-    public private(set) var activity: MotionActivity
+    @inlinable public var activity: MotionActivity { reported }
     /// The RMS user acceleration, in g.
-    public private(set) var motionRMS: Scalar = 0
-
-    private var meanSquare: Scalar = 0
-    private var lastTimestamp: Double?
-    private var candidate: MotionActivityKind = .unknown
-    private var candidateSince: Double = 0
+    @inlinable public var motionRMS: Scalar { meanSquare.squareRoot() }
     /// The cadence averaged over the last few counted steps, in steps per second.
-    public private(set) var smoothedCadence: Double = 0
+    @inlinable public var smoothedCadence: Double { averageCadence }
+
+    @usableFromInline var detector: StepDetector<Scalar>
+    @usableFromInline var reported: MotionActivity
+    @usableFromInline var meanSquare: Scalar = 0
+    @usableFromInline var averageCadence: Double = 0
+    @usableFromInline var lastTimestamp: Double?
+    @usableFromInline var candidate: MotionActivityKind = .unknown
+    @usableFromInline var candidateSince: Double = 0
+    /// The interval the mean square's factor was computed for, in seconds, and the factor.
+    @usableFromInline var factorInterval: Double = -1
+    @usableFromInline var meanSquareFactor: Scalar = 0
 
     /// Creates a classifier.
+    @inlinable
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
-        steps = StepDetector(configuration: configuration.steps)
-        activity = MotionActivity(kind: .unknown, confidence: .low, timestamp: 0)
+        detector = StepDetector(configuration: configuration.steps)
+        reported = MotionActivity(kind: .unknown, confidence: .low, timestamp: 0)
     }
 
     /// Takes one accelerometer sample (g, Core Motion's sign; time in seconds) and returns the new activity when
     /// the reported one changes.
+    @inlinable
     public mutating func update(_ acceleration: SIMD3<Scalar>, at timestamp: Double) -> MotionActivity? {
         guard acceleration.x.isFinite, acceleration.y.isFinite, acceleration.z.isFinite, timestamp.isFinite else {
             return nil
@@ -175,20 +183,22 @@ public struct ActivityClassifier<Scalar: MotionScalar>: Sendable {
         let dt = lastTimestamp.map { timestamp - $0 } ?? 0
         if lastTimestamp == nil { candidateSince = timestamp }
         lastTimestamp = timestamp
-        let counted = steps.update(acceleration, at: timestamp)
-        if counted > 1 || (counted == 1 && smoothedCadence == 0) {
-            smoothedCadence = steps.cadence
+        let counted = detector.update(acceleration, at: timestamp)
+        if counted > 1 || (counted == 1 && averageCadence == 0) {
+            averageCadence = detector.cadence
         } else if counted == 1 {
-            smoothedCadence += configuration.cadenceSmoothing * (steps.cadence - smoothedCadence)
+            averageCadence += configuration.cadenceSmoothing * (detector.cadence - averageCadence)
         }
         if dt > configuration.steps.longestStep || dt == 0 {
             meanSquare = 0
         } else {
-            let user = acceleration - steps.gravity
-            let factor = Scalar(-Double.expMinusOne(-dt / configuration.stillnessTimeConstant))
-            meanSquare += factor * ((user * user).sum() - meanSquare)
+            if abs(dt - factorInterval) > 0.001 * dt {
+                factorInterval = dt
+                meanSquareFactor = Scalar(-Double.expMinusOne(-dt / configuration.stillnessTimeConstant))
+            }
+            let user = acceleration - detector.gravity
+            meanSquare += meanSquareFactor * ((user * user).sum() - meanSquare)
         }
-        motionRMS = meanSquare.squareRoot()
 
         let (kind, confidence) = classify(at: timestamp)
         if kind != candidate {
@@ -196,26 +206,28 @@ public struct ActivityClassifier<Scalar: MotionScalar>: Sendable {
             candidateSince = timestamp
         }
         let dwell = kind == .unknown ? configuration.unknownDwellTime : configuration.dwellTime
-        guard kind != activity.kind, timestamp - candidateSince >= dwell else { return nil }
-        activity = MotionActivity(kind: kind, confidence: confidence, timestamp: timestamp)
-        return activity
+        guard kind != reported.kind, timestamp - candidateSince >= dwell else { return nil }
+        reported = MotionActivity(kind: kind, confidence: confidence, timestamp: timestamp)
+        return reported
     }
 
     /// The candidate of this sample and its confidence.
-    private func classify(at timestamp: Double) -> (MotionActivityKind, MotionActivityConfidence) {
+    @inlinable
+    func classify(at timestamp: Double) -> (MotionActivityKind, MotionActivityConfidence) {
         let c = configuration
-        if steps.isStepping, let last = steps.lastStepTime, timestamp - last <= c.stepTimeout {
-            let cadence = smoothedCadence
+        let rms = motionRMS
+        if detector.isStepping, let last = detector.lastStepTime, timestamp - last <= c.stepTimeout {
+            let cadence = averageCadence
             let running =
-                activity.kind == .running
+                reported.kind == .running
                 ? cadence >= c.runningCadence - c.cadenceHysteresis
                 : cadence >= c.runningCadence + c.cadenceHysteresis
             let confidence: MotionActivityConfidence =
                 abs(cadence - c.runningCadence) >= c.cadenceMargin ? .high : .medium
             return (running ? .running : .walking, confidence)
         }
-        if motionRMS <= c.stillnessThreshold {
-            return (.stationary, motionRMS <= c.stillnessThreshold / 2 ? .high : .medium)
+        if rms <= c.stillnessThreshold {
+            return (.stationary, rms <= c.stillnessThreshold / 2 ? .high : .medium)
         }
         return (.unknown, .low)
     }

@@ -105,37 +105,43 @@ public struct PedometerUpdate: Sendable {
 /// ```
 public struct Pedometer<Scalar: MotionScalar>: Sendable {
     /// The step detector, with its count and the times of the steps the last update counted.
-    public private(set) var detector: StepDetector<Scalar>
+    @inlinable public var detector: StepDetector<Scalar> { stepDetector }
     /// The step-length model that turns steps into distance.
     public var stepLength: StepLengthModel
     /// The distance walked so far, in metres (each step counted with the model in force when it was counted).
-    public private(set) var distance: Double = 0
-    private var firstStepTime: Double?
+    @inlinable public var distance: Double { walked }
+
+    @usableFromInline var stepDetector: StepDetector<Scalar>
+    @usableFromInline var walked: Double = 0
+    @usableFromInline var firstStepTime: Double?
 
     /// Creates a pedometer.
     /// - Parameters:
     ///   - configuration: The step detector's settings.
     ///   - stepLength: The step-length model; default ``StepLengthModel/default`` (0.7055 m).
+    @inlinable
     public init(
         configuration: StepDetector<Scalar>.Configuration = .init(), stepLength: StepLengthModel = .default
     ) {
-        detector = StepDetector(configuration: configuration)
+        stepDetector = StepDetector(configuration: configuration)
         self.stepLength = stepLength
     }
 
     /// Takes one accelerometer sample (g, Core Motion's sign; time in seconds); returns the steps it counted.
+    @inlinable
     @discardableResult
     public mutating func update(_ acceleration: SIMD3<Scalar>, at timestamp: Double) -> Int {
-        let counted = detector.update(acceleration, at: timestamp)
+        let counted = stepDetector.update(acceleration, at: timestamp)
         if counted > 0 {
-            if firstStepTime == nil { firstStepTime = detector.newStepTime(0) }
-            distance += Double(counted) * stepLength.stepLength
+            if firstStepTime == nil { firstStepTime = stepDetector.newStepTime(0) }
+            walked += Double(counted) * stepLength.stepLength
         }
         return counted
     }
 
     /// The figures so far. Cadence and pace are those of the last stride while steps are being counted, `nil`
     /// otherwise.
+    @inlinable
     public var data: PedometerData {
         let cadence = detector.isStepping ? detector.cadence : nil
         return PedometerData(
@@ -145,7 +151,8 @@ public struct Pedometer<Scalar: MotionScalar>: Sendable {
     }
 
     /// Ends a run of steps (the sensor stopped): the next steps need a new confirmation. Counts are kept.
+    @inlinable
     public mutating func interrupt() {
-        detector.interrupt()
+        stepDetector.interrupt()
     }
 }

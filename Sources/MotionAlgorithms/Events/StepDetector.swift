@@ -36,7 +36,9 @@ public import RealModule
 ///      shakes have 0.97 or more).
 /// 4. **Confirmation**: a candidate that fails a test starts a new run. Once a run holds
 ///    ``Configuration/confirmationSteps`` (default 10) steps, they are all counted at once (retroactively, as
-///    phone pedometers do), and each later step that passes the tests is counted as it comes.
+///    phone pedometers do), and each later step that passes the tests is counted as it comes. A run that starts
+///    within the longest stride (`2/fmin`, 2 s) of the last counted step *resumes* a walk and needs only
+///    ``Configuration/resumeSteps`` (default 4: two strides, each tested) before it is counted.
 ///
 /// A gap between samples longer than the longest step (`1/fmin`, 1 s by default) restarts the filters and the
 /// run. Docs/Pedometer.md gives the source of every constant.
@@ -94,6 +96,10 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         public var maximumLinearity: Scalar
         /// How many regular steps in a row are needed before any is counted. Default 10 (at most 16).
         public var confirmationSteps: Int
+        /// How many regular steps in a row a run needs when it resumes a walk (it starts within the longest stride
+        /// of the last counted step). Default 4: the fewest for which two strides have been tested, the second
+        /// against the first. At most ``confirmationSteps``.
+        public var resumeSteps: Int
 
         /// Creates a configuration; every parameter has the documented default.
         ///
@@ -101,7 +107,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         ///   `minimumAmplitude > 0`, `0 ≤ relativeThreshold < 1`, `peakDecay > 0`,
         ///   `0 < cadenceRange.lowerBound < cadenceRange.upperBound`, `strideTolerance > 0`,
         ///   `0 ≤ stepAsymmetry < 0.5`, tilts in (0, 180], `maximumHorizontalRatio > 0`, `maximumExcursion > 0`,
-        ///   `2 ≤ confirmationSteps ≤ 16`.
+        ///   `2 ≤ resumeSteps ≤ confirmationSteps ≤ 16`.
         @inlinable
         public init(
             gravityTimeConstant: Double = 1,
@@ -118,7 +124,8 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             maximumHorizontalRatio: Scalar = 2,
             maximumExcursion: Scalar = 0.1,
             maximumLinearity: Scalar = 0.95,
-            confirmationSteps: Int = 10
+            confirmationSteps: Int = 10,
+            resumeSteps: Int = 4
         ) {
             precondition(
                 gravityTimeConstant > 0 && gravityTimeConstant.isFinite,
@@ -160,6 +167,9 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             precondition(
                 confirmationSteps >= 2 && confirmationSteps <= StepTimes.capacity,
                 "The confirmation steps must be in 2...\(StepTimes.capacity), got \(confirmationSteps).")
+            precondition(
+                resumeSteps >= 2 && resumeSteps <= confirmationSteps,
+                "The resume steps must be in 2...confirmationSteps, got \(resumeSteps).")
             self.gravityTimeConstant = gravityTimeConstant
             self.smoothingCutoff = smoothingCutoff
             self.highPassCutoff = highPassCutoff
@@ -175,6 +185,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             self.maximumExcursion = maximumExcursion
             self.maximumLinearity = maximumLinearity
             self.confirmationSteps = confirmationSteps
+            self.resumeSteps = resumeSteps
         }
 
         /// The longest step, in seconds (`1/fmin`): a gap between samples longer than this restarts the detector.
@@ -207,6 +218,12 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     @inlinable public var gravity: SIMD3<Scalar> { gravityEstimate }
 
     @usableFromInline var gravityEstimate: SIMD3<Scalar> = .zero
+    /// The interval the coefficients below were computed for, in seconds (-1: none yet).
+    @usableFromInline var coefficientInterval: Double = -1
+    @usableFromInline var gravityFactor: Scalar = 0
+    @usableFromInline var smoothingFactor: Scalar = 0
+    @usableFromInline var highPassFactor: Scalar = 0
+    @usableFromInline var peakRetention: Scalar = 0
     @usableFromInline var lastTimestamp: Double?
     /// The two smoothing stages of the vertical and of the horizontal user acceleration.
     @usableFromInline var vertical1: Scalar = 0
@@ -236,6 +253,8 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     /// The current run's steps not yet counted (while it is not confirmed), then the steps counted by the last
     /// update.
     @usableFromInline var pending = StepTimes()
+    /// Whether the current run resumes a walk (``Configuration/resumeSteps``).
+    @usableFromInline var resuming = false
     @usableFromInline var countedTimes = StepTimes()
 
     /// Creates a detector.
@@ -284,21 +303,23 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         }
         lastTimestamp = timestamp
 
-        // 1. Gravity, vertical and horizontal user acceleration, smoothed.
-        gravityEstimate += Scalar(-Double.expMinusOne(-dt / configuration.gravityTimeConstant))
-            * (acceleration - gravityEstimate)
+        // 1. Gravity, vertical and horizontal user acceleration, smoothed. The filters' coefficients depend on the
+        // interval only; they are computed again when it changes by more than 0.1 % (never at a steady rate, where
+        // intervals differ only by timestamp rounding; a coefficient off by 0.1 % for a sample changes nothing).
+        if abs(dt - coefficientInterval) > 0.001 * dt { computeCoefficients(for: dt) }
+        gravityEstimate += gravityFactor * (acceleration - gravityEstimate)
         let norm = (gravityEstimate * gravityEstimate).sum().squareRoot()
         guard norm > 0 else { return 0 }
         let down = gravityEstimate / norm
         let user = acceleration - gravityEstimate
         let v = (user * down).sum()
         let h = user - v * down
-        let smoothing = -Scalar.expMinusOne(-2 * Scalar.pi * configuration.smoothingCutoff * Scalar(dt))
+        let smoothing = smoothingFactor
         vertical1 += smoothing * (v - vertical1)
         vertical2 += smoothing * (vertical1 - vertical2)
         horizontal1 += smoothing * (h - horizontal1)
         horizontal2 += smoothing * (horizontal1 - horizontal2)
-        let highPass = -Scalar.expMinusOne(-2 * Scalar.pi * configuration.highPassCutoff * Scalar(dt))
+        let highPass = highPassFactor
         verticalBase += highPass * (vertical2 - verticalBase)
         horizontalBase += highPass * (horizontal2 - horizontalBase)
         // The trigger and the peaks use the smoothed vertical acceleration; the energies and the line test use
@@ -317,7 +338,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         verticalMinimum = min(verticalMinimum, y)
 
         // 2. The trigger.
-        recentPeak = max(abs(y), recentPeak * Scalar(Double.exp(-dt / configuration.peakDecay)))
+        recentPeak = max(abs(y), recentPeak * peakRetention)
         let hysteresis = max(configuration.minimumAmplitude, configuration.relativeThreshold * recentPeak)
         if side == 1 && y < -hysteresis {
             side = -1
@@ -345,6 +366,16 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
 
     // MARK: - Internals
 
+    /// The filters' coefficients for a sample interval of `dt` seconds.
+    @inlinable
+    mutating func computeCoefficients(for dt: Double) {
+        coefficientInterval = dt
+        gravityFactor = Scalar(-Double.expMinusOne(-dt / configuration.gravityTimeConstant))
+        smoothingFactor = -Scalar.expMinusOne(-2 * Scalar.pi * configuration.smoothingCutoff * Scalar(dt))
+        highPassFactor = -Scalar.expMinusOne(-2 * Scalar.pi * configuration.highPassCutoff * Scalar(dt))
+        peakRetention = Scalar(Double.exp(-dt / configuration.peakDecay))
+    }
+
     /// Starts over from `acceleration` (the first sample, or after a gap): gravity is that sample, no run.
     @inlinable
     mutating func restart(at timestamp: Double, with acceleration: SIMD3<Scalar>) {
@@ -360,6 +391,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         side = -1
         resetStepMeasures()
         stepping = false
+        resuming = false
         currentCadence = 0
         pending.removeAll()
         candidates = CandidateHistory()
@@ -390,7 +422,8 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             return
         }
         guard passesGaitTests() else {
-            // This candidate starts a new run.
+            // This candidate starts a new run, which resumes the walk when the last counted step is recent.
+            resuming = lastCountedTime.map { timestamp - $0 <= 2 * configuration.longestStep } ?? false
             stepping = false
             pending.removeAll()
             pending.append(timestamp)
@@ -410,7 +443,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             return
         }
         pending.append(timestamp)
-        if pending.count >= configuration.confirmationSteps {
+        if pending.count >= (resuming ? configuration.resumeSteps : configuration.confirmationSteps) {
             stepping = true
             countedTimes = pending
             newStepCount = pending.count

@@ -14,6 +14,8 @@ struct GaitSignal {
     let amplitude: Double
     /// The device's attitude: world (x east, y north, z up) to device.
     let rotation: (SIMD3<Double>, SIMD3<Double>, SIMD3<Double>)
+    /// Steps (indices) whose vertical acceleration is a tenth of the others': a shuffle the trigger misses.
+    var weakSteps: Set<Int> = []
 
     /// A walk of `steps` steps at `cadence` steps/s starting at `start` seconds, with stride-to-stride variation
     /// `variation` (standard deviation as a fraction) and left/right asymmetry of the step time `asymmetry`.
@@ -54,7 +56,8 @@ struct GaitSignal {
             let side = (k ?? -1) % 2 == 0 ? 1.0 : -1.0
             let fade = min(1, (t - begin) / (period / 2), (end - t) / (period / 2))
             let envelope = Double.sin(Double.pi / 2 * fade) * Double.sin(Double.pi / 2 * fade)
-            let a = amplitude * (1 + 0.15 * side) * envelope
+            let weak = k.map { weakSteps.contains($0) } ?? false
+            let a = amplitude * (1 + 0.15 * side) * envelope * (weak ? 0.1 : 1)
             let angle = 2 * Double.pi * phase
             let vertical = a * (Double.cos(angle) + 0.25 * Double.cos(2 * angle + 0.3))
             let sway = 0.3 * amplitude * envelope * side * Double.sin(angle / 2)

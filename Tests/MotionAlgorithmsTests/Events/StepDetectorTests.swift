@@ -65,6 +65,20 @@ import TestThreads
         #expect(steps.allSatisfy { $0 < gapStart || $0 >= gapEnd })
     }
 
+    @Test func aWalkWithAMissedStepEverySevenResumesAfterFourSteps() {
+        // 20 regular steps, then every 7th step a shuffle the trigger misses: runs of 6 steps between breaks.
+        var gait = GaitSignal(steps: 120, cadence: 1.9, amplitude: 0.2, seed: 16)
+        gait.weakSteps = Set(stride(from: 26, to: 120, by: 7))
+        let counted = Self.count(gait).count
+        let detectable = 120 - gait.weakSteps.count
+        // Each break costs the stride that holds the missed step; the resumed runs (≥ 4 steps) are counted.
+        #expect(counted >= detectable - 2 * gait.weakSteps.count && counted <= detectable, "\(counted) of \(detectable)")
+        // Without resuming (resume = confirmation), runs of 6 never reach 10: only the first 20-odd are counted.
+        var strict = StepDetector<Double>(configuration: .init(resumeSteps: 10))
+        let times = sampleTimes(from: 0, to: gait.end + 3, rate: 100)
+        #expect(strict.steps(readings(gait.reading, at: times)).count < 30)
+    }
+
     @Test func fewerStepsThanTheConfirmationAreNotCounted() {
         let gait = GaitSignal(steps: 8, cadence: 1.8, amplitude: 0.2, seed: 13)
         #expect(Self.count(gait).isEmpty)
