@@ -74,7 +74,8 @@ private struct Recipe {
         switch byte() % 8 {
         case 0:
             return choose([
-                "samples", "device-motion", "shake", "orientation", "csv", "jsonl", "accel", "gyro", "mag",
+                "samples", "device-motion", "shake", "orientation", "steps", "activity", "csv", "jsonl", "accel",
+                "gyro", "mag",
                 "accel,gyro", "accel,gyro,mag", "accel,,gyro", " accel ", "", "arbitrary", "arbitrary-corrected",
                 "magnetic-north", "true-north", "xMagneticNorthZVertical", "uikit", "iio-sensor-proxy", "sensors",
                 "frame", "names", "buffer", "\u{0}", "é", "accel\u{0}",
@@ -169,7 +170,7 @@ public func fuzzRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                   "samples of \(request.sensors) on a machine with \(available)")
         case .deviceMotion:
             check(frames.contains(request.frame), "device motion in \(request.frame), the machine has \(frames)")
-        case .shake, .orientation:
+        case .shake, .orientation, .steps, .activity:
             check(request.format == .jsonl, "\(request.kind) events in \(request.format)")
             check(available.contains(.accelerometer), "\(request.kind) events with no accelerometer")
         }
