@@ -43,37 +43,49 @@ public enum OutputRecords {
         return fields
     }
 
-    /// One `step` record per step of `update`, oldest first: its time (s) and the JSON fields after `type` and
-    /// `t`: `steps` (the running count at that step), `cadence` (steps/s) when stepping, `distance` (m, at that
-    /// step: `stepLength` m per step) and `pace` (s/m) when stepping. A confirmed run's steps all get the cadence
-    /// and pace at its confirmation.
-    public static func stepRecords(
-        of update: PedometerUpdate, stepLength: Double
-    ) -> [(t: Double, fields: [(String, EventValue)])] {
-        let count = update.stepTimes.count
-        return (0..<count).map { i in
-            let before = Double(count - 1 - i)
-            return (update.stepTimes[i], stepFields(
-                steps: update.data.numberOfSteps - (count - 1 - i), cadence: update.data.currentCadence,
-                distance: update.data.distance - before * stepLength, pace: update.data.currentPace))
+    /// One `step` (or `total`) record: what `motionctl steps` prints as a CSV row or a JSON object, and what
+    /// motiond's steps streams carry.
+    package struct StepRecord {
+        /// The step's time (the total's: the last sample's), in seconds.
+        package var t: Double
+        /// The running count at that step.
+        package var steps: Int
+        /// Steps per second, when stepping.
+        package var cadence: Double?
+        /// Metres walked at that step.
+        package var distance: Double
+        /// Seconds per metre, when stepping.
+        package var pace: Double?
+
+        package init(t: Double, steps: Int, cadence: Double?, distance: Double, pace: Double?) {
+            (self.t, self.steps, self.cadence, self.distance, self.pace) = (t, steps, cadence, distance, pace)
+        }
+
+        /// The JSON fields after `type` and `t`: `steps`, `cadence` (when known), `distance`, `pace` (when known).
+        package var fields: [(String, EventValue)] {
+            var fields: [(String, EventValue)] = [("steps", .number(Double(steps)))]
+            if let cadence { fields.append(("cadence", .number(cadence))) }
+            fields.append(("distance", .number(distance)))
+            if let pace { fields.append(("pace", .number(pace))) }
+            return fields
         }
     }
 
-    /// The JSON fields of a `step` (or `total`) record: `steps`, `cadence` (steps/s, when known), `distance` (m),
-    /// `pace` (s/m, when known).
-    public static func stepFields(
-        steps: Int, cadence: Double?, distance: Double, pace: Double?
-    ) -> [(String, EventValue)] {
-        var fields: [(String, EventValue)] = [("steps", .number(Double(steps)))]
-        if let cadence { fields.append(("cadence", .number(cadence))) }
-        fields.append(("distance", .number(distance)))
-        if let pace { fields.append(("pace", .number(pace))) }
-        return fields
+    /// One record per step of `update`, oldest first, the distance at each step at `stepLength` metres a step. A
+    /// confirmed run's steps all get the cadence and pace at its confirmation.
+    package static func stepRecords(of update: PedometerUpdate, stepLength: Double) -> [StepRecord] {
+        let count = update.stepTimes.count
+        return (0..<count).map { i in
+            let later = count - 1 - i
+            return StepRecord(
+                t: update.stepTimes[i], steps: update.data.numberOfSteps - later, cadence: update.data.currentCadence,
+                distance: update.data.distance - Double(later) * stepLength, pace: update.data.currentPace)
+        }
     }
 
     /// An activity's JSON fields after `type` (`activity`) and `t`: `activity` (stationary, walking, running,
     /// unknown) and `confidence` (low, medium, high).
-    public static func fields(of activity: MotionActivity) -> [(String, EventValue)] {
+    package static func fields(of activity: MotionActivity) -> [(String, EventValue)] {
         [("activity", .string(activity.kind.rawValue)), ("confidence", .string(activity.confidence.rawValue))]
     }
 

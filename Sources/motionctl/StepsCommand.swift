@@ -153,37 +153,31 @@ final class StepsOutput {
         if format == .csv { text += "event,t,steps,cadence,distance,pace\n" }
     }
 
-    /// One row per step of `update`: the running count, and the distance at that step. Cadence and pace are the
-    /// update's (a confirmed run's steps all get the cadence at its confirmation).
+    /// One row per step of `update` (`OutputRecords.stepRecords`: the running count and the distance at that
+    /// step; a confirmed run's steps all get the cadence at its confirmation).
     func write(_ update: PedometerUpdate, stepLength: StepLengthModel) throws(MotionError) {
-        let count = update.stepTimes.count
-        for i in 0..<count {
-            let steps = update.data.numberOfSteps - (count - 1 - i)
-            let distance = update.data.distance - Double(count - 1 - i) * stepLength.stepLength
-            try writeRow(
-                event: "step", t: update.stepTimes[i], steps: steps, cadence: update.data.currentCadence,
-                distance: distance, pace: update.data.currentPace)
+        for step in OutputRecords.stepRecords(of: update, stepLength: stepLength.stepLength) {
+            try writeRow("step", step)
         }
     }
 
     /// The total row, at the time of the trace's last sample.
     func writeTotal(_ data: PedometerData, at t: Double) throws(MotionError) {
-        try writeRow(event: "total", t: t, steps: data.numberOfSteps, cadence: nil, distance: data.distance, pace: nil)
+        try writeRow(
+            "total",
+            OutputRecords.StepRecord(t: t, steps: data.numberOfSteps, cadence: nil, distance: data.distance, pace: nil))
     }
 
-    private func writeRow(
-        event: String, t: Double, steps: Int, cadence: Double?, distance: Double, pace: Double?
-    ) throws(MotionError) {
+    private func writeRow(_ event: String, _ row: OutputRecords.StepRecord) throws(MotionError) {
         switch format {
         case .csv:
             text +=
-                "\(event),\(fixed(t, 3)),\(steps),\(cadence.map { fixed($0, 3) } ?? ""),\(fixed(distance, 3)),"
-                + "\(pace.map { fixed($0, 3) } ?? "")\n"
+                "\(event),\(fixed(row.t, 3)),\(row.steps),\(row.cadence.map { fixed($0, 3) } ?? ""),"
+                + "\(fixed(row.distance, 3)),\(row.pace.map { fixed($0, 3) } ?? "")\n"
             if text.utf8.count > 1 << 16 { try flush() }
         case .jsonl:
-            // The fields motiond's steps streams carry (OutputRecords).
-            let fields = OutputRecords.stepFields(steps: steps, cadence: cadence, distance: distance, pace: pace)
-            try writer?.writeEvent(type: event, timestamp: t, fields: fields)
+            // The fields motiond's steps streams carry.
+            try writer?.writeEvent(type: event, timestamp: row.t, fields: row.fields)
         }
     }
 
