@@ -226,10 +226,8 @@ final class MotionEngine: Sendable {
         await producer?.value
     }
 
-    /// What `registrations` need (tests).
-    static func needsForTesting(_ registrations: [Int: Registration]) -> Needs { needs(of: registrations) }
-
-    private static func needs(of registrations: [Int: Registration]) -> Needs {
+    /// What `registrations` need the producer to compute and read.
+    static func needs(of registrations: [Int: Registration]) -> Needs {
         var needs = Needs()
         var fastest = Double.infinity
         for registration in registrations.values {

@@ -36,11 +36,7 @@ struct ActivityCommand: AsyncParsableCommand {
     var lenient = false
 
     func validate() throws {
-        try live.validate(
-            trace: trace, evaluate: false, speedGiven: speed != nil, lenient: lenient, offersEvaluate: false)
-        if trace == nil && !live.isLive {
-            throw ValidationError("Give an input: --trace FILE, --device auto|NAME|PATH, or --service.")
-        }
+        try live.validateInput(trace: trace, speedGiven: speed != nil, lenient: lenient)
     }
 
     func run() async throws {

@@ -85,11 +85,7 @@ struct AttitudeCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        try live.validate(
-            trace: trace, evaluate: false, speedGiven: speed != nil, lenient: lenient, offersEvaluate: false)
-        if !live.isLive && trace == nil {
-            throw ValidationError("Give an input: --trace FILE or --device auto|NAME|PATH.")
-        }
+        try live.validateInput(trace: trace, speedGiven: speed != nil, lenient: lenient)
         if live.isLive && sensors != nil { throw ValidationError("--sensors applies to --trace only.") }
         guard predict >= 0, predict <= 1 else {
             throw ValidationError("--predict must be between 0 and 1 second, got \(predict).")

@@ -52,6 +52,14 @@ struct LiveEventOptions: ParsableArguments {
         if speedGiven || lenient { throw ValidationError("--speed and --lenient apply to --trace only.") }
     }
 
+    /// For a command without `--evaluate`: exactly one of `--trace`, `--device` and `--service`.
+    func validateInput(trace: String?, speedGiven: Bool, lenient: Bool) throws {
+        try validate(trace: trace, evaluate: false, speedGiven: speedGiven, lenient: lenient, offersEvaluate: false)
+        if trace == nil && !isLive {
+            throw ValidationError("Give an input: --trace FILE, --device auto|NAME|PATH, or --service.")
+        }
+    }
+
     /// The device source: when the device goes away, the events wait for a matching one (reported on stderr, as
     /// `stream --device` does), or with --exit-on-disconnect end with status 69.
     var source: MotionSource? {

@@ -50,11 +50,7 @@ struct StepsCommand: AsyncParsableCommand {
     var lenient = false
 
     func validate() throws {
-        try live.validate(
-            trace: trace, evaluate: false, speedGiven: speed != nil, lenient: lenient, offersEvaluate: false)
-        if trace == nil && !live.isLive {
-            throw ValidationError("Give an input: --trace FILE, --device auto|NAME|PATH, or --service.")
-        }
+        try live.validateInput(trace: trace, speedGiven: speed != nil, lenient: lenient)
         if height != nil && stepLength != nil { throw ValidationError("Choose one of --height and --step-length.") }
         // The flags accept what the settings accept (SettingFlags.swift).
         try validateFlag("--height", height, setting: "pedometer.height")

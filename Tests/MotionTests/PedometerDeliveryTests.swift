@@ -81,12 +81,12 @@ struct PedometerDeliveryTests {
             stream: .steps, route: .pull, gate: UpdateIntervalGate(interval: 0), demandInterval: 0)
         let fast = MotionEngine.Registration(
             stream: .accelerometer, route: .pull, gate: UpdateIntervalGate(interval: 0.005), demandInterval: 0.005)
-        #expect(MotionEngine.needsForTesting([1: orientation]).fastestInterval == 0, "no demand: the device's rate")
+        #expect(MotionEngine.needs(of: [1: orientation]).fastestInterval == 0, "no demand: the device's rate")
         #expect(
-            MotionEngine.needsForTesting([1: orientation, 2: fast]).fastestInterval == 0.005,
+            MotionEngine.needs(of: [1: orientation, 2: fast]).fastestInterval == 0.005,
             "orientation does not take away another subscription's rate")
-        #expect(MotionEngine.needsForTesting([1: orientation, 2: steps]).fastestInterval == 0.02)
-        #expect(MotionEngine.needsForTesting([1: steps, 2: fast]).fastestInterval == 0.005)
-        #expect(MotionEngine.needsForTesting([1: steps]).request.steps)
+        #expect(MotionEngine.needs(of: [1: orientation, 2: steps]).fastestInterval == 0.02)
+        #expect(MotionEngine.needs(of: [1: steps, 2: fast]).fastestInterval == 0.005)
+        #expect(MotionEngine.needs(of: [1: steps]).request.steps)
     }
 }
