@@ -65,8 +65,8 @@ public final class MotionManager: Sendable {
     /// The source the manager reads.
     public var source: MotionSource { engine.source }
 
-    /// The algorithms' settings the manager was made with.
-    public var configuration: MotionConfiguration { engine.configuration }
+    /// The algorithms' settings the manager was made with (the service's streams: the step length).
+    package var configuration: MotionConfiguration { engine.configuration }
 
     /// What device motion has learned about the device (gyroscope bias and its uncertainty, magnetometer
     /// calibration), as of the last time all its updates stopped (``stopAllUpdates()``, the end of a recording);
