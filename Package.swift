@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "MotionTrace", targets: ["MotionTrace"]),
         .library(name: "MotionIIO", targets: ["MotionIIO"]),
         .library(name: "MotionTesting", targets: ["MotionTesting"]),
+        .library(name: "MotionClient", targets: ["MotionClient"]),
         .library(name: "Motion", targets: ["Motion"]),
         .executable(name: "motionctl", targets: ["motionctl"]),
         .executable(name: "motiond", targets: ["motiond"]),
@@ -41,6 +42,8 @@ let package = Package(
         .systemLibrary(name: "CLibUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         // sd-bus and sd-event (libsystemd), visible only inside MotionDBus.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // Linux headers the Glibc module lacks (epoll, eventfd), visible only inside MotionSystem.
+        .systemLibrary(name: "CMotionSystem"),
 
         // C-free, Foundation-free value types: samples, units, attitude, errors.
         .target(name: "MotionCore", dependencies: [.product(name: "RealModule", package: "swift-numerics")]),
@@ -49,12 +52,22 @@ let package = Package(
             name: "MotionAlgorithms",
             dependencies: ["MotionCore", .product(name: "RealModule", package: "swift-numerics")]
         ),
-        // The canonical trace format: streaming CSV reader, CSV and JSON Lines writers.
-        .target(name: "MotionTrace", dependencies: ["MotionCore"]),
-        // Linux IIO devices through libiio and libudev.
-        .target(name: "MotionIIO", dependencies: ["MotionCore", "CLibIIO", "CLibUdev"]),
+        // The system layer under every source and sink (package only): the epoll reactor, source threads, clocks,
+        // errno and the one EINTR loop.
+        .target(name: "MotionSystem", dependencies: ["MotionCore", "CMotionSystem"]),
+        // The canonical trace format: streaming CSV reader, CSV and JSON Lines writers, the trace source.
+        .target(name: "MotionTrace", dependencies: ["MotionCore", "MotionSystem"]),
+        // Linux IIO devices through libiio and libudev, and the device source.
+        .target(name: "MotionIIO", dependencies: ["MotionCore", "MotionSystem", "CLibIIO", "CLibUdev"]),
         // D-Bus through sd-bus: an event-loop thread, a connection, objects with their interfaces, signals, peers.
-        .target(name: "MotionDBus", dependencies: ["MotionCore", "CSystemd"]),
+        .target(name: "MotionDBus", dependencies: ["MotionCore", "MotionSystem", "CSystemd"]),
+        // The Motion1 D-Bus protocol's names, signatures and option keys: one definition for service and client.
+        .target(name: "MotionProtocol", dependencies: ["MotionDBus"]),
+        // The motion service's client: the service source (`MotionSource.service`).
+        .target(
+            name: "MotionClient",
+            dependencies: ["MotionCore", "MotionSystem", "MotionDBus", "MotionProtocol", "MotionTrace"]
+        ),
         // Deterministic, seeded synthetic motion (simulator) for tests, recordings and users' tests.
         .target(
             name: "MotionTesting",
@@ -64,7 +77,7 @@ let package = Package(
         .target(
             name: "Motion",
             dependencies: [
-                "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO", "MotionDBus",
+                "MotionCore", "MotionAlgorithms", "MotionSystem", "MotionTrace",
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
@@ -72,8 +85,8 @@ let package = Package(
         .target(
             name: "MotionService",
             dependencies: [
-                "Motion", "MotionAlgorithms", "MotionCore", "MotionDBus", "MotionIIO",
-                .product(name: "DequeModule", package: "swift-collections"),
+                "Motion", "MotionAlgorithms", "MotionCore", "MotionDBus", "MotionIIO", "MotionProtocol", "MotionSystem",
+                "MotionTrace", .product(name: "DequeModule", package: "swift-collections"),
             ]),
         .executableTarget(
             name: "motiond",
@@ -81,12 +94,15 @@ let package = Package(
                 "MotionCore", "MotionService", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // A trace-only MotionManager program: links no device or service backend (LinkageTests checks it).
+        .executableTarget(name: "motion-trace-only", dependencies: ["Motion", "MotionTrace"], path: "Examples/TraceOnly"),
         // Scoring harnesses for the event detectors on simulated labelled scenarios (motionctl … --evaluate).
         .target(name: "MotionEvaluation", dependencies: ["MotionCore", "MotionAlgorithms", "MotionTesting"]),
         .executableTarget(
             name: "motionctl",
             dependencies: [
-                "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO", "MotionTesting", "Motion", "MotionEvaluation",
+                "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO", "MotionClient", "MotionSystem", "MotionTesting",
+                "Motion", "MotionEvaluation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -98,23 +114,29 @@ let package = Package(
                 "MotionAlgorithms", "MotionTesting", .product(name: "RealModule", package: "swift-numerics"), testThreads,
             ]
         ),
-        .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionTesting", testThreads]),
+        .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionSystem", "MotionTesting", testThreads]),
         .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO", testbed]),
         .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace", testThreads]),
         .testTarget(
             name: "MotionTests",
-            dependencies: ["Motion", "MotionAlgorithms", "MotionIIO", "MotionTesting", "MotionTrace", testbed]
+            dependencies: [
+                "Motion", "MotionAlgorithms", "MotionIIO", "MotionTesting", "MotionTrace", "motion-trace-only", testbed,
+            ]
         ),
         .testTarget(
             name: "motiondTests",
-            dependencies: ["motiond", "Motion", "MotionAlgorithms", "MotionDBus", "MotionCore", "MotionTesting", testbed]),
+            dependencies: [
+                "motiond", "Motion", "MotionAlgorithms", "MotionClient", "MotionDBus", "MotionCore", "MotionTesting", testbed,
+            ]),
         .testTarget(
             name: "MotionEvaluationTests",
             dependencies: ["MotionEvaluation", "MotionAlgorithms", "MotionCore", "MotionTesting", testThreads]
         ),
         .testTarget(
             name: "motionctlTests",
-            dependencies: ["motionctl", "Motion", "MotionAlgorithms", "MotionCore", "MotionTrace", "MotionTesting", testbed]
+            dependencies: [
+                "motionctl", "Motion", "MotionAlgorithms", "MotionCore", "MotionIIO", "MotionTrace", "MotionTesting", testbed,
+            ]
         ),
     ]
 )

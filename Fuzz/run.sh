@@ -30,8 +30,12 @@ mode="${2:-600}"
 shift $(( $# > 2 ? 2 : $# ))
 
 sources=../Sources
+# The trace format's files without the trace source (a MotionManager input: threads, not parsing).
+trace=($(ls "$sources"/MotionTrace/*.swift | grep -v '/TraceSource\.swift$'))
 core_trace=("$sources"/MotionCore/MotionError.swift "$sources"/MotionCore/MotionSample.swift
-    "$sources"/MotionCore/MotionVector.swift "$sources"/MotionCore/SystemErrno+System.swift "$sources"/MotionTrace/*.swift)
+    "$sources"/MotionCore/MotionVector.swift "$sources"/MotionSystem/SystemErrno+System.swift "${trace[@]}")
+# MotionCore without the source model (MotionManager's inputs), which the fuzzers do not reach.
+core=($(ls "$sources"/MotionCore/*.swift | grep -v '/MotionSource\.swift$\|/MemorySources\.swift$'))
 numerics=false
 max_len=4096
 case "$target" in
@@ -39,16 +43,16 @@ case "$target" in
     number) entry=NumberParserFuzzer.swift; files=("${core_trace[@]}") ;;
     state)
         entry=StateFuzzer.swift
-        files=("$sources"/MotionCore/*.swift $(find "$sources"/MotionAlgorithms -name '*.swift' | sort)
-            "$sources"/MotionTrace/*.swift "$sources"/Motion/CalibrationFile.swift)
+        files=("${core[@]}" "$sources"/MotionSystem/SystemErrno+System.swift
+            $(find "$sources"/MotionAlgorithms -name '*.swift' | sort) "${trace[@]}" "$sources"/Motion/CalibrationFile.swift)
         numerics=true
         max_len=16384  # a calibration file is about 11 KB
         ;;
     request)
         entry=RequestFuzzer.swift
-        files=("$sources"/MotionCore/*.swift "$sources"/MotionTrace/*.swift "$sources"/MotionDBus/DBusValue.swift
-            "$sources"/MotionDBus/DBusInterface.swift "$sources"/MotionService/StreamRequest.swift
-            "$sources"/MotionService/Motion1Interface.swift)
+        files=("${core[@]}" "$sources"/MotionSystem/SystemErrno+System.swift "${trace[@]}"
+            "$sources"/MotionDBus/DBusValue.swift "$sources"/MotionDBus/DBusInterface.swift
+            "$sources"/MotionService/StreamRequest.swift "$sources"/MotionProtocol/Motion1Interface.swift)
         numerics=true
         ;;
     *) echo "usage: $0 [reader|number|state|request] [seconds|merge|runs=N|build] [libFuzzer flags...]" >&2; exit 2 ;;
@@ -59,7 +63,7 @@ src="$build/src-$target"
 rm -rf "$src"
 mkdir -p "$src" "artifacts/$target" "corpus/$target"
 for file in "${files[@]}"; do
-    sed -E '/^(public |package |internal )?import (MotionCore|MotionAlgorithms|MotionTrace|MotionDBus|RealModule)$/d' \
+    sed -E '/^(public |package |internal )?import (MotionCore|MotionAlgorithms|MotionTrace|MotionDBus|MotionSystem|MotionProtocol|RealModule)$/d' \
         "$file" > "$src/$(basename "$file")"
 done
 flags=()

@@ -1,6 +1,7 @@
 public import MotionAlgorithms
 public import MotionCore
 import Foundation
+import MotionSystem
 import MotionTrace
 
 #if canImport(Glibc)

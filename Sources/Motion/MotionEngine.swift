@@ -1,6 +1,5 @@
 import MotionAlgorithms
 import MotionCore
-import MotionIIO
 
 /// The one engine behind every façade of a ``MotionManager``: a registry of subscriptions and the latest values
 /// under one lock, and a producer task that reads the source, runs the algorithms the subscriptions need and
@@ -96,7 +95,8 @@ final class MotionEngine: Sendable {
 
     let source: MotionSource
     let configuration: MotionConfiguration
-    private let feed: SampleFeed
+    /// The source's reader: used by one producer task at a time (each waits for the previous one to end).
+    nonisolated(unsafe) private let reader: any MotionSampleReader
     private let makeWaiter: @Sendable (Double) -> any ReplayWaiter
     let state = LockedState(State())
 
@@ -104,19 +104,12 @@ final class MotionEngine: Sendable {
     where C.Duration == Duration {
         self.source = source
         self.configuration = configuration
-        feed = try SampleFeed(source)
+        reader = try source.provider.makeReader()
         makeWaiter = { factor in ClockWaiter(clock: clock, factor: factor) }
     }
 
-    /// The sensors the source has: from the trace's header, the samples, or the devices present now.
-    var availableSensors: SensorSet {
-        if let known = feed.knownSensors { return known }
-        if let service = feed.serviceSensors() { return service }
-        guard case .device(let selector, let includeBase, _) = source.kind,
-            let devices = try? IIODeviceDiscovery.devices(includeBase: includeBase)
-        else { return [] }
-        return DeviceSelector(selector).sources(from: devices).reduce(SensorSet()) { $0.union($1.sensorSet) }
-    }
+    /// The sensors the source has: from the trace's header, the samples, the devices present now, the service.
+    var availableSensors: SensorSet { reader.availableSensors() }
 
     // MARK: Subscriptions
 
@@ -174,7 +167,7 @@ final class MotionEngine: Sendable {
         guard !state.isProducing else { return }
         state.isProducing = true
         let previous = state.producer
-        state.producer = Task(executorPreference: feed.executor) {
+        state.producer = Task(executorPreference: reader.preferredExecutor) {
             await previous?.value
             await self.produce()
         }
@@ -279,9 +272,9 @@ final class MotionEngine: Sendable {
         var configuration = self.configuration
         if let learned { configuration.calibration = learned }  // a later producer goes on from what was learned
         var loop = SampleLoop(
-            processor: MotionProcessor(configuration: configuration, request: .init()), source: feed,
+            processor: MotionProcessor(configuration: configuration, request: .init()), source: ProducerSource(reader: reader),
             delivery: SubscriptionDelivery(engine: self, needs: needs, lossless: isLossless), pacer: waiter)
-        defer { feed.pause() }
+        defer { reader.pause() }
         let end = await loop.run()
         if let calibration = loop.processor.calibration {
             state.withLock { $0.calibration = calibration }

@@ -79,11 +79,13 @@ public final class MotionManager: Sendable {
     /// Creates a manager on a source, pacing recordings on the continuous clock.
     ///
     /// - Parameters:
-    ///   - source: A live device (the default: `auto`), a trace or samples in memory.
+    ///   - source: Live devices (`.device()`, with `import MotionIIO`), the motion service (`.service()`, with
+    ///     `import MotionClient`), a trace (`.trace(path)`, with `import MotionTrace`), samples in memory, or a
+    ///     provider of your own. Only the backends imported are linked.
     ///   - configuration: The algorithms' settings.
     /// - Throws: `MotionError` when a trace cannot be opened or its header is malformed (naming the file and
     ///   line). Devices are opened when the first subscription starts; their errors reach the subscriptions.
-    public convenience init(source: MotionSource = .device(), configuration: MotionConfiguration = .init())
+    public convenience init(source: MotionSource, configuration: MotionConfiguration = .init())
         throws(MotionError)
     {
         try self.init(source: source, configuration: configuration, clock: ContinuousClock())

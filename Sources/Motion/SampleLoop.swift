@@ -16,31 +16,9 @@ public struct SampleDemand: Equatable, Sendable {
         self.sensors = sensors ?? request.requiredSensors
         self.fastestInterval = fastestInterval
     }
-}
 
-/// A step of a ``SampleSource``.
-public enum SampleSourceStep: Sendable {
-    /// The next sample.
-    case sample(MotionSample)
-    /// The next sample is not at hand: await ``SampleSource/wait(_:)``, then ask again.
-    case wait
-    /// The source has ended.
-    case ended
-}
-
-/// Where a sample loop's samples come from: a trace, samples in memory, a device, a caller's sequence.
-///
-/// Samples at hand are taken synchronously (``next(_:)``), so that a replay at full speed costs no asynchronous
-/// call per sample; only waiting for more (a device's next wake-up) is asynchronous.
-public protocol SampleSource {
-    /// The next sample at hand, ``SampleSourceStep/wait`` when it must be awaited, or the end. A source that stops
-    /// when its task is cancelled throws `MotionError.Code.cancelled` then (the loop does not check cancellation
-    /// itself, so a source that need not stop pays nothing for it).
-    mutating func next(_ demand: SampleDemand) throws(MotionError) -> SampleSourceStep
-    /// Waits until ``next(_:)`` has a sample or the end.
-    nonisolated(nonsending) mutating func wait(_ demand: SampleDemand) async throws(MotionError)
-    /// Keeps `sample`, taken but not processed (the loop stopped while pacing it), for the next run.
-    mutating func putBack(_ sample: MotionSample)
+    /// What the source must read.
+    public var source: SourceDemand { SourceDemand(sensors: sensors, fastestInterval: fastestInterval) }
 }
 
 /// What became of one sample's outputs handed to a ``SampleDelivery``.
@@ -96,6 +74,7 @@ public struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
     /// Paces a replay, or `nil` for none (a live source, or as fast as possible).
     public let pacer: (any ReplayWaiter)?
     @usableFromInline var demand: SampleDemand
+    @usableFromInline var sourceDemand: SourceDemand
     @usableFromInline var demandGeneration: Int
 
     /// Creates a loop; the processor is set to the delivery's demand at once.
@@ -106,6 +85,7 @@ public struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
         self.delivery = delivery
         self.pacer = pacer
         demand = delivery.demand
+        sourceDemand = demand.source
         demandGeneration = delivery.demandGeneration
         self.processor.setRequest(demand.request)
     }
@@ -118,11 +98,11 @@ public struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
             refreshDemand()  // a subscription came or went; or the source's output opened at its first batch
             let sample: MotionSample
             do {
-                switch try source.next(demand) {
+                switch try source.next(sourceDemand) {
                 case .sample(let next):
                     sample = next
                 case .wait:
-                    try await source.wait(demand)
+                    try await source.wait(sourceDemand)
                     continue
                 case .ended:
                     do {
@@ -163,6 +143,7 @@ public struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
         guard delivery.demandGeneration != demandGeneration else { return }
         demandGeneration = delivery.demandGeneration
         demand = delivery.demand
+        sourceDemand = demand.source
         processor.setRequest(demand.request)
     }
 

@@ -1,5 +1,6 @@
 internal import CSystemd
 package import MotionCore
+import MotionSystem
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 public import MotionCore
+import MotionSystem
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 internal import CLibUdev
 public import MotionCore
+import MotionSystem
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 public import MotionCore
+import MotionSystem
 
 /// What an ``IIODeviceSession`` does when a device it reads goes away (udev `remove`, or its node ends).
 public struct ReconnectPolicy: Hashable, Sendable, CustomStringConvertible {

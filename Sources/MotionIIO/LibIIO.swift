@@ -1,5 +1,6 @@
 internal import CLibIIO
 import MotionCore
+import MotionSystem
 
 #if canImport(Glibc)
 import Glibc

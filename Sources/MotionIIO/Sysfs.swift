@@ -1,4 +1,5 @@
 import MotionCore
+import MotionSystem
 
 #if canImport(Glibc)
 import Glibc

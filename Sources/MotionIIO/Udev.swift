@@ -1,5 +1,6 @@
 internal import CLibUdev
 import MotionCore
+import MotionSystem
 
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import Motion
 import MotionAlgorithms
 import MotionCore
 import MotionDBus
+import MotionProtocol
 import MotionIIO
 import MotionTrace
 
@@ -57,24 +58,24 @@ final class Motion1Service {
 
     func property(_ name: String) -> DBusValue {
         switch name {
-        case "Version": .string(SwiftMotion.version)
-        case "Sensors": .strings(manager.availableSensors.shortNameList)
-        case "ReferenceFrames": .strings(manager.availableAttitudeReferenceFrames.map(\.shortName))
-        case "HighRateInterval": .double(StreamRequest.highRateInterval)
+        case Motion1Interface.Property.version: .string(SwiftMotion.version)
+        case Motion1Interface.Property.sensors: .strings(manager.availableSensors.shortNameList)
+        case Motion1Interface.Property.referenceFrames: .strings(manager.availableAttitudeReferenceFrames.map(\.shortName))
+        case Motion1Interface.Property.highRateInterval: .double(StreamRequest.highRateInterval)
         default: .uint32(UInt32(streams.count))
         }
     }
 
     func handle(_ call: DBusMethodCall) throws(DBusErrorReply) {
         switch call.member {
-        case "ListDevices": call.reply([try listDevices()])
-        case "OpenStream": try open(call)
-        case "CloseStream":
+        case Motion1Interface.Method.listDevices: call.reply([try listDevices()])
+        case Motion1Interface.Method.openStream: try open(call)
+        case Motion1Interface.Method.closeStream:
             let stream = try ownStream(call)
             stream.close(because: "closed by CloseStream")
             remove(stream)
             call.reply()
-        case "StreamStatistics":
+        case Motion1Interface.Method.streamStatistics:
             let counts = try ownStream(call).counts
             call.reply([.uint64(counts.delivered), .uint64(counts.dropped)])
         default:

@@ -3,6 +3,7 @@ package import MotionCore
 import MotionAlgorithms
 import MotionDBus
 import MotionIIO
+import MotionProtocol
 
 #if canImport(Glibc)
 import Glibc

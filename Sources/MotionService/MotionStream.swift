@@ -3,6 +3,8 @@ import Motion
 import MotionAlgorithms
 import MotionCore
 import MotionIIO
+import MotionProtocol
+import MotionSystem
 import MotionTrace
 
 #if canImport(Glibc)
@@ -167,7 +169,7 @@ final class MotionStream: Sendable {
         subscription?.cancel()
         flusher?.cancel()
         let descriptor = self.descriptor
-        Task(executorPreference: IIOCapture.executor) { [self] in
+        Task(executorPreference: Reactor.shared) { [self] in
             await flusher?.value
             Reactor.shared.forget(descriptor)
             Glibc.close(descriptor)
@@ -276,7 +278,7 @@ final class MotionStream: Sendable {
 
     private func startFlusher(_ state: inout State) {
         guard state.flusher == nil else { return }
-        state.flusher = Task(executorPreference: IIOCapture.executor) { [self] in await flushWhenWritable() }
+        state.flusher = Task(executorPreference: Reactor.shared) { [self] in await flushWhenWritable() }
     }
 
     /// Waits for the client to read, then sends what waits; returns once all is sent or the stream ends.

@@ -1,5 +1,6 @@
 import Motion
 import MotionCore
+import MotionProtocol
 import MotionTrace
 
 /// The last line rendered for each variant of record (kind, format, and sensors or frame), shared by the

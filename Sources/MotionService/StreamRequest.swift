@@ -1,27 +1,12 @@
 package import MotionCore
 package import MotionDBus
+package import MotionProtocol
 package import MotionTrace
 
 /// What a client asks `OpenStream` for, checked: the kind, its interval, its format and options.
 package struct StreamRequest: Hashable, Sendable {
     /// What flows on the stream.
-    package enum Kind: String, Sendable, CaseIterable {
-        /// Sensor readings, as a canonical trace (`Docs/TraceFormat.md`).
-        case samples
-        /// Fused device motion in a reference frame: `motionctl attitude --all`'s records.
-        case deviceMotion = "device-motion"
-        /// Shake events (`motionctl shake --format jsonl`).
-        case shake
-        /// Orientation changes (`motionctl orientation --format jsonl`).
-        case orientation
-        /// Steps, one record per step (`motionctl steps --format jsonl`'s `step` records).
-        case steps
-        /// Activity changes (`motionctl activity --format jsonl`).
-        case activity
-
-        /// Events: JSON Lines only, the interval ignored, from the accelerometer.
-        package var isEvent: Bool { self == .shake || self == .orientation || self == .steps || self == .activity }
-    }
+    package typealias Kind = Motion1Interface.StreamKind
 
     package var kind: Kind
     /// Seconds between records (samples, device motion); events ignore it. Positive.
@@ -36,9 +21,8 @@ package struct StreamRequest: Hashable, Sendable {
     /// How many records wait for a slow reader before the oldest are dropped.
     package var bufferLimit: Int
 
-    /// Records faster than this, in seconds (25 Hz), carry enough of the device's vibration to reveal typing
-    /// and speech: raw samples and device motion above that rate need the high-rate right.
-    package static let highRateInterval = 0.04
+    /// Records faster than this, in seconds (25 Hz), need the high-rate right (raw samples and device motion).
+    package static let highRateInterval = Motion1Interface.highRateInterval
     /// The default and largest per-stream buffers, in records.
     package static let defaultBufferLimit = 1024
     package static let maximumBufferLimit = 65536
@@ -96,7 +80,7 @@ package struct StreamRequest: Hashable, Sendable {
         bufferLimit = Self.defaultBufferLimit
         for (key, value) in options {
             switch (key, value) {
-            case ("sensors", .array("s", let names)) where kind == .samples:
+            case (Motion1Interface.OptionKey.sensors, .array("s", let names)) where kind == .samples:
                 var chosen: SensorSet = []
                 guard names.count <= Self.maximumSensorNames else {
                     throw .invalidArguments("the sensors option lists \(names.count) names: at most \(Self.maximumSensorNames)")
@@ -116,7 +100,7 @@ package struct StreamRequest: Hashable, Sendable {
                 }
                 guard !chosen.isEmpty else { throw .invalidArguments("the sensors option lists no sensor") }
                 sensors = chosen
-            case ("frame", .string(let name)) where kind == .deviceMotion:
+            case (Motion1Interface.OptionKey.frame, .string(let name)) where kind == .deviceMotion:
                 guard let frame = AttitudeReferenceFrame(shortName: name) else {
                     throw .invalidArguments(
                         "unknown frame '\(Self.excerpt(name))': use "
@@ -129,12 +113,12 @@ package struct StreamRequest: Hashable, Sendable {
                             + "\(available.isEmpty ? "none" : "\(available)")")
                 }
                 self.frame = frame
-            case ("names", .string(let names)) where kind == .orientation:
+            case (Motion1Interface.OptionKey.names, .string(let names)) where kind == .orientation:
                 guard names == "uikit" || names == "iio-sensor-proxy" else {
                     throw .invalidArguments("unknown names '\(Self.excerpt(names))': use uikit or iio-sensor-proxy")
                 }
                 iioSensorProxyNames = names == "iio-sensor-proxy"
-            case ("buffer", .uint32(let limit)):
+            case (Motion1Interface.OptionKey.buffer, .uint32(let limit)):
                 guard limit >= 1, limit <= Self.maximumBufferLimit else {
                     throw .invalidArguments("the buffer must hold 1 to \(Self.maximumBufferLimit) records, not \(limit)")
                 }

@@ -1,5 +1,6 @@
 import MotionCore
 import MotionIIO
+import MotionSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -90,7 +91,7 @@ enum SignalCancellation {
     static func run(_ body: @escaping @Sendable () async throws -> Void) async throws(MotionError) {
         Interruption.install()
         // On the capture executor: the thread that sees the device data also writes it out (one wake-up per batch).
-        let task = Task(executorPreference: IIOCapture.executor) { try await body() }
+        let task = Task(executorPreference: Reactor.shared) { try await body() }
         Interruption.setAction { task.cancel() }
         if Interruption.isRequested { task.cancel() }
         let result = await task.result

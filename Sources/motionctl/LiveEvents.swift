@@ -1,5 +1,6 @@
 import ArgumentParser
 import Motion
+import MotionClient
 import MotionCore
 import MotionIIO
 

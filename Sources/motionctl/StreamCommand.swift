@@ -1,5 +1,6 @@
 import ArgumentParser
 import Motion
+import MotionClient
 import MotionAlgorithms
 import MotionCore
 import MotionIIO

@@ -44,13 +44,13 @@ private struct TraceRows: SampleSource {
     let reader: TraceReader
     let restriction: SensorSet?
 
-    mutating func next(_ demand: SampleDemand) throws(MotionError) -> SampleSourceStep {
+    mutating func next(_ demand: SourceDemand) throws(MotionError) -> SampleSourceStep {
         guard !Interruption.isRequested, var sample = try reader.next() else { return .ended }
         if let restriction { sample = sample.restricted(to: restriction) }
         return .sample(sample)
     }
 
-    mutating func wait(_ demand: SampleDemand) async throws(MotionError) {}  // reads block instead: never asked
+    mutating func wait(_ demand: SourceDemand) async throws(MotionError) {}  // reads block instead: never asked
     mutating func putBack(_ sample: MotionSample) {}  // an interrupted replay is not resumed
 }
 

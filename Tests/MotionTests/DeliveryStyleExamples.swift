@@ -3,6 +3,7 @@ import Foundation
 @testable import Motion
 import MotionAlgorithms
 import MotionCore
+import MotionTrace
 import Testing
 
 /// The shipped recording, found from this file's path.

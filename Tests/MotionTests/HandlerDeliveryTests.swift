@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import MotionAlgorithms
 import MotionCore
+import MotionTrace
 import MotionTesting
 import Synchronization
 import Testing

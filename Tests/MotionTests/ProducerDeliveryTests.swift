@@ -1,5 +1,6 @@
 import Foundation
 import MotionCore
+import MotionTrace
 import MotionTesting
 import Synchronization
 import Testing

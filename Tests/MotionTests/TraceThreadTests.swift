@@ -1,6 +1,7 @@
 import Foundation
 import Motion
 import MotionCore
+import MotionTrace
 import Testing
 
 /// A trace's blocking reads run on a thread of the trace's own, never on Swift concurrency's cooperative pool

@@ -1,5 +1,6 @@
 import Foundation
 import MotionCore
+import MotionSystem
 import Testing
 import TestThreads
 

@@ -2,6 +2,7 @@ import Foundation
 import Motion
 import MotionAlgorithms
 import MotionCore
+import MotionTrace
 import Testing
 
 /// `motionctl stream`, `attitude`, `shake` and `orientation` on a trace print what a `MotionManager` delivers for the

@@ -2,6 +2,7 @@ import Foundation
 import IIOTestbed
 import Motion
 import MotionAlgorithms
+import MotionClient
 import MotionCore
 import Testing
 

@@ -191,9 +191,6 @@ public struct MotionSettings: Sendable {
     /// `device.includeBase`.
     public var includeBaseAccelerometers: Bool { flag("device.includeBase") }
 
-    /// The device source the settings select.
-    public var deviceSource: MotionSource { .device(deviceSelector, includeBase: includeBaseAccelerometers) }
-
     /// The shake detector's configuration, from the `shake.*` settings and the detector's other defaults.
     public var shakeConfiguration: ShakeDetector<Double>.Configuration {
         ShakeDetector<Double>.Configuration(
@@ -233,10 +230,11 @@ extension MotionSettings.Source {
 }
 
 extension MotionManager {
-    /// Creates a manager from settings: the device they select (unless `source` is given), their algorithm
-    /// configuration, and their update intervals.
-    public convenience init(settings: MotionSettings, source: MotionSource? = nil) throws(MotionError) {
-        try self.init(source: source ?? settings.deviceSource, configuration: settings.motionConfiguration)
+    /// Creates a manager on `source` with the settings' algorithm configuration and update intervals. For the
+    /// device the settings select: `source: .device(settings.deviceSelector, includeBase:
+    /// settings.includeBaseAccelerometers)` (MotionIIO).
+    public convenience init(settings: MotionSettings, source: MotionSource) throws(MotionError) {
+        try self.init(source: source, configuration: settings.motionConfiguration)
         accelerometerUpdateInterval = settings.accelerometerUpdateInterval
         gyroUpdateInterval = settings.gyroUpdateInterval
         magnetometerUpdateInterval = settings.magnetometerUpdateInterval

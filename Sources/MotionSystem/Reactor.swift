@@ -1,4 +1,4 @@
-internal import CLibIIO
+internal import CMotionSystem
 import MotionCore
 
 #if canImport(Glibc)
@@ -181,7 +181,7 @@ package final class Reactor: TaskExecutor, Sendable {
 
     /// Makes the next wait on `fd` return at once: for a reader that stopped before `EAGAIN` (no new edge would
     /// come for the data it left).
-    func markReadable(_ fd: Int32) {
+    package func markReadable(_ fd: Int32) {
         state.withLock { state in
             if state.registered[fd] != nil { state.registered[fd]!.pendingEdge = true }
         }
@@ -282,25 +282,4 @@ private final class ReactorThread: @unchecked Sendable {
 /// An `epoll_ctl` failure other than `EPERM`.
 struct ReactorError: Error {
     let errno: Int32
-}
-
-/// Nanoseconds on `CLOCK_MONOTONIC`.
-func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-}
-
-/// `seconds` as nanoseconds, for deadlines and periods: 0 for NaN or a negative value, at most 2⁶² (146 years), so
-/// that neither the conversion nor `now + result` can trap, whatever a configuration, sysfs or a client gave.
-package func nanoseconds(clamping seconds: Double) -> UInt64 {
-    guard seconds > 0 else { return 0 }
-    return seconds < 4.6e9 ? UInt64(seconds * 1e9) : 1 << 62
-}
-
-/// Seconds on `CLOCK_BOOTTIME`: the clock of live samples (see `Docs/Conventions.md`).
-func boottimeSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_BOOTTIME, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
 }

@@ -1,7 +1,8 @@
-public import MotionAlgorithms
-public import MotionCore
-public import MotionIIO
-public import MotionTrace
+import Motion
+import MotionAlgorithms
+import MotionCore
+import MotionIIO
+import MotionTrace
 
 /// Records live IIO devices as a canonical trace (`Docs/TraceFormat.md`), with their metadata and lifecycle, as
 /// `motionctl record` and `motionctl stream --device` do.
@@ -14,24 +15,24 @@ public import MotionTrace
 /// place once it holds samples). It is flushed after every batch, so a reader (or `kill -9`) sees whole lines. A
 /// removal is written as a `disconnected` event and, when the policy waits for the device, its return as a
 /// `connected` event; timestamps never go back in time.
-public struct DeviceRecorder: Sendable {
+struct DeviceRecorder: Sendable {
     /// Where the trace goes.
-    public struct Output: Sendable {
+    struct Output: Sendable {
         /// The file, or `-` for standard output.
-        public var path: String
+        var path: String
         /// What to do with a file already at `path`.
-        public var existing: TraceOutputFile.ExistingFile
+        var existing: TraceOutputFile.ExistingFile
         /// CSV (the canonical trace) or JSON Lines.
-        public var format: TraceFormat
+        var format: TraceFormat
         /// When lines are written out (besides after every batch).
-        public var flushing: TraceWriter.Flushing
+        var flushing: TraceWriter.Flushing
         /// The `source` metadata line, such as `motionctl record`.
-        public var source: String
+        var source: String
         /// `key: value` lines after the devices' (the filter, the interval).
-        public var metadata: [(String, String)]
+        var metadata: [(String, String)]
 
         /// Creates an output description.
-        public init(
+        init(
             path: String, existing: TraceOutputFile.ExistingFile = .refuse, format: TraceFormat = .csv,
             flushing: TraceWriter.Flushing = .whenFull, source: String, metadata: [(String, String)] = []
         ) {
@@ -45,23 +46,23 @@ public struct DeviceRecorder: Sendable {
     }
 
     /// The devices to read.
-    public var selector: DeviceSelector
+    var selector: DeviceSelector
     /// The sensors to record (of those the devices have).
-    public var sensors: SensorSet
+    var sensors: SensorSet
     /// How the devices are read; `includeBase` and the reconnect policy too.
-    public var configuration: DeviceSourceConfiguration
+    var configuration: DeviceSourceConfiguration
     /// The filter of every reading, or `nil`.
-    public var filter: VectorFilter?
+    var filter: VectorFilter?
     /// Seconds between the recorded readings of each sensor (0: every reading).
-    public var interval: Double
+    var interval: Double
     /// Stop after this many seconds of samples (from the first sample's timestamp), or `nil` to run until the task
     /// is cancelled.
-    public var duration: Double?
+    var duration: Double?
     /// Where the trace goes.
-    public var output: Output
+    var output: Output
 
     /// Creates a recorder.
-    public init(
+    init(
         selector: DeviceSelector, sensors: SensorSet = .all, configuration: DeviceSourceConfiguration,
         filter: VectorFilter? = nil, interval: Double = 0, duration: Double? = nil, output: Output
     ) {
@@ -77,7 +78,7 @@ public struct DeviceRecorder: Sendable {
     /// Records until the task is cancelled (the file then holds everything up to then, at its path), `duration`
     /// has passed, or an error (a removal under `ReconnectPolicy.endOnDisconnect`: what was recorded is kept).
     /// `report` gets what a user should be told as it happens: warnings, a fallback to polling, a removal, a return.
-    public func run(report: @escaping (String) -> Void) async throws(MotionError) {
+    func run(report: @escaping (String) -> Void) async throws(MotionError) {
         let session = try IIODeviceSession(
             selector: selector, sensors: sensors, includeBase: configuration.includeBase,
             configuration: configuration.capture, reconnect: configuration.reconnect)
@@ -186,7 +187,7 @@ public struct DeviceRecorder: Sendable {
         var firstTimestamp: Double?
         var ended = false
 
-        mutating func next(_ demand: SampleDemand) throws(MotionError) -> SampleSourceStep {
+        mutating func next(_ demand: SourceDemand) throws(MotionError) -> SampleSourceStep {
             guard !ended else { return .ended }
             guard index < batch.count else { return .wait }
             let sample = batch[index]
@@ -203,7 +204,7 @@ public struct DeviceRecorder: Sendable {
         }
 
         /// Ends the batch (flush and commit), then waits for the next one, writing the events that come before it.
-        mutating func wait(_ demand: SampleDemand) async throws(MotionError) {
+        mutating func wait(_ demand: SourceDemand) async throws(MotionError) {
             if !batch.isEmpty { try sink.endBatch() }
             (batch, index) = ([], 0)
             while batch.isEmpty {
@@ -263,7 +264,7 @@ public struct DeviceRecorder: Sendable {
 
     /// The trace's metadata for `details`: the devices, each sensor's mount matrix, scale and offset with their
     /// sources, the rate and how each device is read; then the output's own.
-    public func metadata(_ details: [CaptureDetails]) -> TraceMetadata {
+    func metadata(_ details: [CaptureDetails]) -> TraceMetadata {
         var metadata = TraceMetadata()
         metadata["source"] = output.source
         metadata["device"] = details.map { "\($0.device.name) (\($0.device.id))" }.joined(separator: ", ")

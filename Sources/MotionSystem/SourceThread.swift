@@ -8,14 +8,14 @@ import Glibc
 ///
 /// Jobs run in the order they were enqueued. The thread sleeps on a condition variable while it has none, and
 /// ends after ``stop()`` once the jobs enqueued before are done.
-final class SourceThread: TaskExecutor, @unchecked Sendable {
+package final class SourceThread: TaskExecutor, @unchecked Sendable {
     // The mutex guards `jobs` and `stopped` (hence `@unchecked Sendable`).
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     private var jobs: [UnownedJob] = []
     private var stopped = false
 
-    init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -42,7 +42,7 @@ final class SourceThread: TaskExecutor, @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         pthread_mutex_lock(mutex)
         jobs.append(job)
@@ -51,7 +51,7 @@ final class SourceThread: TaskExecutor, @unchecked Sendable {
     }
 
     /// Lets the thread end once its jobs are done.
-    func stop() {
+    package func stop() {
         pthread_mutex_lock(mutex)
         stopped = true
         pthread_cond_signal(condition)

@@ -1,6 +1,7 @@
-import MotionCore
+public import MotionCore
 import MotionDBus
-import MotionIIO
+import MotionProtocol
+import MotionSystem
 import MotionTrace
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 
 extension MotionSource {
     /// The raw samples of the motion service (`motiond`, `Docs/Service.md`): a device shared with every other
-    /// program, with the same API and outputs as ``device(_:includeBase:batchDuration:)``, since device motion,
+    /// program, with the same API and outputs as `MotionSource.device(_:includeBase:batchDuration:)` (MotionIIO), since device motion,
     /// shakes and orientation are computed here from the service's samples.
     ///
     /// The service's stream opens when the first subscription starts, at the subscriptions' fastest interval
@@ -20,14 +21,22 @@ extension MotionSource {
     /// - Parameter busAddress: The bus (`unix:path=…`); `nil` for the system bus (`DBUS_SYSTEM_BUS_ADDRESS`
     ///   when set).
     public static func service(busAddress: String? = nil) -> MotionSource {
-        MotionSource(kind: .service(busAddress: busAddress), pacing: .realTime)
+        MotionSource(ServiceSampleProvider(busAddress: busAddress))
     }
+}
+
+/// `MotionSource.service(busAddress:)`: the motion service's raw samples.
+struct ServiceSampleProvider: MotionSampleProvider {
+    let busAddress: String?
+    var isLive: Bool { true }
+    var description: String { "motion service" + (busAddress.map { " at \($0)" } ?? "") }
+    func makeReader() -> any MotionSampleReader { ServiceInput(busAddress: busAddress) }
 }
 
 /// A connection to the motion service on a D-Bus loop of its own.
 final class ServiceClient: Sendable {
-    static let name = "org.swiftmotion.Motion1"
-    static let path = "/org/swiftmotion/Motion1"
+    static let name = Motion1Interface.name
+    static let path = Motion1Interface.path
 
     private let loop: DBusEventLoop
     private let connection: LoopBound<DBusConnection>
@@ -74,7 +83,9 @@ final class ServiceClient: Sendable {
 
     /// The sensors the service's devices have.
     func sensors() throws(MotionError) -> SensorSet {
-        let reply = try call("Get", [.string(Self.name), .string("Sensors")], interface: "org.freedesktop.DBus.Properties")
+        let reply = try call(
+            "Get", [.string(Self.name), .string(Motion1Interface.Property.sensors)],
+            interface: "org.freedesktop.DBus.Properties")
         guard case .variant(.array(_, let names))? = reply.first else { return [] }
         return names.reduce(into: SensorSet()) { set, name in
             if let text = name.stringValue, let sensor = SensorSet(shortNames: text) { set.formUnion(sensor) }
@@ -83,8 +94,9 @@ final class ServiceClient: Sendable {
 }
 
 /// The service's samples stream, read like a device: opened on demand, reopened when the wanted interval or
-/// sensors change, read without blocking (the task waits on the reactor for the stream's descriptor).
-final class ServiceInput {
+/// sensors change, read without blocking (the task waits on the reactor for the stream's descriptor). Used by
+/// one producer at a time (`MotionSampleReader`), hence `@unchecked Sendable`.
+final class ServiceInput: MotionSampleReader, @unchecked Sendable {
     let busAddress: String?
     private var client: ServiceClient?
     private var stream: Int32 = -1
@@ -102,10 +114,27 @@ final class ServiceInput {
 
     deinit { close() }
 
-    /// The sensors the service has (a call on the bus).
-    func sensors() throws(MotionError) -> SensorSet {
-        try connectedClient().sensors()
+    /// The sensors the service has (a call on the bus); empty when it cannot be asked.
+    func availableSensors() -> SensorSet {
+        (try? connectedClient().sensors()) ?? []
     }
+
+    /// The reactor's thread: the task that reads wakes there when the stream has data.
+    var preferredExecutor: (any TaskExecutor)? { Reactor.shared }
+
+    func next(_ demand: SourceDemand) -> SampleSourceStep {
+        nextAtHand(fastestInterval: demand.fastestInterval, sensors: demand.sensors).map { .sample($0) } ?? .wait
+    }
+
+    func wait(_ demand: SourceDemand) async throws(MotionError) {
+        try await fetch(fastestInterval: demand.fastestInterval, sensors: demand.sensors)
+    }
+
+    /// Dropped: stale once the stream has closed.
+    func putBack(_ sample: MotionSample) {}
+
+    /// Closes the stream; the next wait opens it again.
+    func pause() { close() }
 
     private func connectedClient() throws(MotionError) -> ServiceClient {
         if let client { return client }
@@ -162,10 +191,10 @@ final class ServiceInput {
         // Every sample of the device: an interval shorter than any device's period.
         let asked = interval > 0 ? interval : 0.0005
         let reply = try connectedClient().call(
-            "OpenStream",
+            Motion1Interface.Method.openStream,
             [
-                .string("samples"), .double(asked), .string("csv"),
-                .properties([("sensors", .strings(chosen.shortNameList))]),
+                .string(Motion1Interface.StreamKind.samples.rawValue), .double(asked), .string(TraceFormat.csv.rawValue),
+                .properties([(Motion1Interface.OptionKey.sensors, .strings(chosen.shortNameList))]),
             ])
         guard case .fileDescriptor(let descriptor)? = reply.first, descriptor >= 0 else {
             throw MotionError(.ioFailure, "the motion service's OpenStream replied \(reply)")

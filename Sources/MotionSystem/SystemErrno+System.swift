@@ -1,3 +1,5 @@
+package import MotionCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
