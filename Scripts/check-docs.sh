@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the DocC catalog of every public module with --warnings-as-errors (symbol graphs from a debug build).
+# Builds the DocC catalog of every public module with --warnings-as-errors (symbol graphs from a debug build),
+# then checks the public API against Docs/PublicAPI.txt (Scripts/public-api.py; `--update-api` rewrites it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 graphs="$(mktemp -d)"
@@ -20,4 +21,9 @@ for module in MotionCore MotionAlgorithms MotionTrace MotionIIO MotionClient Mot
         status=1
     fi
 done
+if [ "${1:-}" = --update-api ]; then
+    Scripts/public-api.py "$graphs/all" --update
+else
+    Scripts/public-api.py "$graphs/all" || status=1
+fi
 exit $status

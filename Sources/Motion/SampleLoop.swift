@@ -1,28 +1,28 @@
-public import MotionCore
+package import MotionCore
 
 /// What the consumers of a sample loop need now: what the processor computes, and what the source must read (a
 /// device opens these sensors at the rate of the fastest interval).
-public struct SampleDemand: Equatable, Sendable {
+package struct SampleDemand: Equatable, Sendable {
     /// What the processor computes.
-    public var request: MotionProcessor.Request
+    package var request: MotionProcessor.Request
     /// The sensors to read.
-    public var sensors: SensorSet
+    package var sensors: SensorSet
     /// The smallest update interval asked for, in seconds (0: every sample).
-    public var fastestInterval: Double
+    package var fastestInterval: Double
 
     /// Creates a demand; the sensors are the request's required ones unless given.
-    public init(request: MotionProcessor.Request, sensors: SensorSet? = nil, fastestInterval: Double = 0) {
+    package init(request: MotionProcessor.Request, sensors: SensorSet? = nil, fastestInterval: Double = 0) {
         self.request = request
         self.sensors = sensors ?? request.requiredSensors
         self.fastestInterval = fastestInterval
     }
 
     /// What the source must read.
-    public var source: SourceDemand { SourceDemand(sensors: sensors, fastestInterval: fastestInterval) }
+    package var source: SourceDemand { SourceDemand(sensors: sensors, fastestInterval: fastestInterval) }
 }
 
 /// What became of one sample's outputs handed to a ``SampleDelivery``.
-public enum SampleDeliveryResult: Sendable {
+package enum SampleDeliveryResult: Sendable {
     /// Handed over.
     case delivered
     /// Handed over in part: the rest waits for room; the loop awaits ``SampleDelivery/waitForRoom()`` before the
@@ -31,7 +31,7 @@ public enum SampleDeliveryResult: Sendable {
 }
 
 /// Where a sample loop's outputs go: subscriptions (`MotionEngine`), or a command's output.
-public protocol SampleDelivery {
+package protocol SampleDelivery {
     /// What to compute and read; read again whenever ``demandGeneration`` changes.
     var demand: SampleDemand { get }
     /// Changes whenever ``demand`` does; read once per sample.
@@ -44,12 +44,12 @@ public protocol SampleDelivery {
 }
 
 /// Paces a replay: waits until the sample stamped `timestamp` is due; throws to stop the loop (cancelled).
-public protocol ReplayWaiter: AnyObject {
+package protocol ReplayWaiter: AnyObject {
     nonisolated(nonsending) func wait(until timestamp: Double) async throws
 }
 
 /// How a sample loop ended.
-public enum SampleLoopEnd: Sendable {
+package enum SampleLoopEnd: Sendable {
     /// The source ended; the end's outputs were delivered.
     case ended
     /// The source or the delivery failed; the end's outputs were delivered when the source failed.
@@ -64,22 +64,22 @@ public enum SampleLoopEnd: Sendable {
 /// (`MotionEngine`, deliveries to subscriptions) and every `motionctl` command (deliveries to an output) run it.
 /// Only waiting (for the source, the pacer or room) is asynchronous; a sample at hand is processed and delivered
 /// synchronously. Inlinable, so that each user's loop is specialised for its source and delivery.
-public struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
+package struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
     /// The processing core, set to the delivery's demand.
-    public var processor: MotionProcessor
+    package var processor: MotionProcessor
     /// Where the samples come from.
-    public var source: Source
+    package var source: Source
     /// Where the outputs go.
-    public var delivery: Delivery
+    package var delivery: Delivery
     /// Paces a replay, or `nil` for none (a live source, or as fast as possible).
-    public let pacer: (any ReplayWaiter)?
+    package let pacer: (any ReplayWaiter)?
     @usableFromInline var demand: SampleDemand
     @usableFromInline var sourceDemand: SourceDemand
     @usableFromInline var demandGeneration: Int
 
     /// Creates a loop; the processor is set to the delivery's demand at once.
     @inlinable
-    public init(processor: MotionProcessor, source: Source, delivery: Delivery, pacer: (any ReplayWaiter)? = nil) {
+    package init(processor: MotionProcessor, source: Source, delivery: Delivery, pacer: (any ReplayWaiter)? = nil) {
         self.processor = processor
         self.source = source
         self.delivery = delivery
@@ -93,7 +93,7 @@ public struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
     /// Runs until the source ends or fails, the delivery fails, or the source (task cancelled) or the pacer
     /// stops.
     @inlinable
-    nonisolated(nonsending) public mutating func run() async -> SampleLoopEnd {
+    nonisolated(nonsending) package mutating func run() async -> SampleLoopEnd {
         while true {
             refreshDemand()  // a subscription came or went; or the source's output opened at its first batch
             let sample: MotionSample
@@ -149,7 +149,7 @@ public struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
 
     /// Ends the source's processing: delivers what `MotionProcessor.finish` gives (a shake in progress cancelled).
     @inlinable
-    nonisolated(nonsending) public mutating func finish() async throws(MotionError) {
+    nonisolated(nonsending) package mutating func finish() async throws(MotionError) {
         processor.finish()
         if case .mustWait = try delivery.deliver(processor.outputs, end: true) { try await delivery.waitForRoom() }
     }

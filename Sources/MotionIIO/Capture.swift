@@ -5,11 +5,12 @@ import MotionSystem
 import Glibc
 #endif
 
-/// Why reading a device failed: carried as the `MotionError.underlying` error of capture errors, so callers
-/// can tell a timeout from a removal or a truncated scan.
-public struct IIOReadError: Error, Hashable, Sendable, CustomStringConvertible {
+/// Why reading a device failed: carried as the `MotionError.underlying` error of capture errors, so the session
+/// tells a timeout from a removal or a truncated scan, and which device it was (package: users see the
+/// `MotionError`'s code and message).
+package struct IIOReadError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kinds of read failures.
-    public enum Kind: String, Hashable, Sendable {
+    package enum Kind: String, Hashable, Sendable {
         /// No data arrived within the configured timeout.
         case timeout
         /// The device stopped in the middle of a scan: the last scan was cut short.
@@ -23,21 +24,21 @@ public struct IIOReadError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// What happened.
-    public var kind: Kind
+    package var kind: Kind
     /// The device id, such as `iio:device0`.
-    public var device: String
+    package var device: String
     /// The system error behind it, when there is one.
-    public var systemError: SystemErrno?
+    package var systemError: SystemErrno?
 
     /// Creates an error.
-    public init(_ kind: Kind, device: String, systemError: SystemErrno? = nil) {
+    package init(_ kind: Kind, device: String, systemError: SystemErrno? = nil) {
         self.kind = kind
         self.device = device
         self.systemError = systemError
     }
 
     /// `timeout on iio:device0`, with the system error when there is one.
-    public var description: String {
+    package var description: String {
         "\(kind.rawValue) on \(device)" + (systemError.map { ": \($0)" } ?? "")
     }
 }
@@ -193,7 +194,7 @@ public final class IIOCapture {
     /// The next batch of samples: every scan that arrived since the last call (at least one sample).
     ///
     /// - Throws: `MotionError.Code.cancelled` when the task is cancelled or the capture closed;
-    ///   `MotionError.Code.disconnected` (underlying ``IIOReadError``) when a device goes away;
+    ///   `MotionError.Code.disconnected` when a device goes away;
     ///   `MotionError.Code.ioFailure` for read errors, timeouts and truncated scans. The capture is closed
     ///   as soon as the error happens. Samples already read are never lost: when a device fails (or the task
     ///   is cancelled) while samples are held (by the merger, or read from another device in the same

@@ -37,7 +37,7 @@ public struct CaptureConfiguration: Hashable, Sendable {
     /// waits 0.5 s the same way. `nil` keeps waiting for the buffer.
     public var bufferStartTimeout: Double?
     /// When set, a capture that has delivered no sample at all this many seconds after it opened fails with
-    /// `MotionError.Code.ioFailure` (underlying ``IIOReadError/Kind/timeout``) naming the devices; `nil`
+    /// `MotionError.Code.ioFailure` naming the devices; `nil`
     /// waits for the first sample for as long as it takes. The default, ``defaultStartTimeout``, leaves room for
     /// a buffer's first batch at 1 Hz and the fallback to polling.
     public var startTimeout: Double?

@@ -177,16 +177,16 @@ public enum IIOSensorKind: String, Hashable, Sendable, CaseIterable {
 }
 
 /// One buffered channel of a device: its libiio id, its scan index and its storage format.
-public struct ScanChannel: Hashable, Sendable {
+package struct ScanChannel: Hashable, Sendable {
     /// The channel id, such as `accel_x` or `timestamp` (`scan_elements/in_<id>_en`).
-    public var id: String
+    package var id: String
     /// Its position in a scan (`scan_elements/in_<id>_index`).
-    public var index: Int
+    package var index: Int
     /// Its storage format (`scan_elements/in_<id>_type`).
-    public var type: ScanElementType
+    package var type: ScanElementType
 
     /// Creates a channel description.
-    public init(id: String, index: Int, type: ScanElementType) {
+    package init(id: String, index: Int, type: ScanElementType) {
         self.id = id
         self.index = index
         self.type = type
@@ -208,12 +208,12 @@ public struct IIOSensor: Hashable, Sendable {
     /// The sampling frequencies the device accepts, when it lists them.
     public var availableSamplingFrequencies: Sourced<SamplingFrequencies>?
     /// The x, y and z scan channels, when the device can buffer them.
-    public var scanChannels: [ScanChannel]?
+    package var scanChannels: [ScanChannel]?
     /// Whether the `in_<type>_<axis>_raw` attributes exist, for polled reading.
     public var hasRawAttributes: Bool
 
     /// Creates a sensor description.
-    public init(
+    package init(
         kind: IIOSensorKind, mountMatrix: Sourced<MountMatrix>, scale: [Sourced<Double>], offset: [Sourced<Double>],
         samplingFrequency: Sourced<Double>? = nil, availableSamplingFrequencies: Sourced<SamplingFrequencies>? = nil,
         scanChannels: [ScanChannel]? = nil, hasRawAttributes: Bool = true
@@ -249,7 +249,7 @@ public struct IIOSensor: Hashable, Sendable {
 /// How a device buffers scans, when it can.
 public struct IIOBufferSupport: Hashable, Sendable {
     /// The `timestamp` scan channel, when the device has one.
-    public var timestamp: ScanChannel?
+    package var timestamp: ScanChannel?
     /// Whether the device has a `trigger/current_trigger` attribute (it takes a trigger).
     public var acceptsTrigger: Bool
     /// The trigger currently set, or `nil`.
@@ -258,7 +258,7 @@ public struct IIOBufferSupport: Hashable, Sendable {
     public var hasWatermark: Bool
 
     /// Creates a description.
-    public init(timestamp: ScanChannel?, acceptsTrigger: Bool, currentTrigger: String?, hasWatermark: Bool) {
+    package init(timestamp: ScanChannel?, acceptsTrigger: Bool, currentTrigger: String?, hasWatermark: Bool) {
         self.timestamp = timestamp
         self.acceptsTrigger = acceptsTrigger
         self.currentTrigger = currentTrigger

@@ -103,10 +103,10 @@ public final class IIODeviceSession {
 
     /// A device that went away.
     public struct Disconnection: Sendable {
-        /// The device, when the error names one the session was reading (by its ``IIOReadError`` or its location).
+        /// The device, when the error names one the session was reading (by its `IIOReadError` or its location).
         public var device: IIODevice?
         /// The `MotionError.Code.disconnected` error that ended its capture (usually with an underlying
-        /// ``IIOReadError``).
+        /// `IIOReadError`).
         public var error: MotionError
         /// When, in seconds on `CLOCK_BOOTTIME`: the later of now and the last sample's timestamp.
         public var timestamp: Double
@@ -329,7 +329,7 @@ public final class IIODeviceSession {
         }
     }
 
-    /// The device an error is about: the one its ``IIOReadError`` names, else the one whose sysfs folder or node
+    /// The device an error is about: the one its `IIOReadError` names, else the one whose sysfs folder or node
     /// its location is (a polled attribute that vanished).
     private static func device(named error: MotionError, among details: [CaptureDetails]) -> IIODevice? {
         if let id = (error.underlying as? IIOReadError)?.device {

@@ -1,4 +1,4 @@
-public import MotionCore
+package import MotionCore
 
 /// Merges the samples of several devices (such as a separate accelerometer and gyroscope) into one stream in
 /// timestamp order, combining readings taken at the same instant into one `MotionSample`.
@@ -16,11 +16,11 @@ public import MotionCore
 ///    sensors' readings (Core Motion style: a reading that did not happen is `nil`).
 ///
 /// A pure value type: no I/O, no clock reads, no locks.
-public struct SampleMerger: Sendable {
+package struct SampleMerger: Sendable {
     /// Samples at most this many seconds apart, from different sensors, become one sample.
-    public let tolerance: Double
+    package let tolerance: Double
     /// A source this many seconds behind the newest timestamp stops holding back the others.
-    public let maximumDelay: Double
+    package let maximumDelay: Double
 
     private var queues: [[MotionSample]]
     private var heads: [Int]
@@ -36,7 +36,7 @@ public struct SampleMerger: Sendable {
     ///   - tolerance: Seconds within which readings of different sensors are merged; 0 merges equal
     ///     timestamps only.
     ///   - maximumDelay: Seconds a source may lag before the others go on without it.
-    public init(sourceCount: Int, tolerance: Double = 0.001, maximumDelay: Double = 0.5) {
+    package init(sourceCount: Int, tolerance: Double = 0.001, maximumDelay: Double = 0.5) {
         precondition(sourceCount >= 1, "a merger needs at least one source")
         precondition(tolerance >= 0 && maximumDelay >= 0, "tolerance and delay are non-negative")
         self.tolerance = tolerance
@@ -47,7 +47,7 @@ public struct SampleMerger: Sendable {
     }
 
     /// Queues samples of one source, in time order.
-    public mutating func append(_ samples: [MotionSample], from source: Int) {
+    package mutating func append(_ samples: [MotionSample], from source: Int) {
         guard let last = samples.last else { return }
         queues[source] += samples
         latest[source] = max(latest[source], last.timestamp)
@@ -55,7 +55,7 @@ public struct SampleMerger: Sendable {
     }
 
     /// Appends the samples that can be released now to `output`, in time order.
-    public mutating func drain(into output: inout [MotionSample]) {
+    package mutating func drain(into output: inout [MotionSample]) {
         let watermark = latest.min() ?? -.infinity
         let release = max(watermark, newest - maximumDelay)
         take(upTo: release, into: &output)
@@ -68,7 +68,7 @@ public struct SampleMerger: Sendable {
     /// Appends everything still queued to `output`, in time order (when the sources have stopped, or one of
     /// them failed: `IIOCapture` delivers these before the error). Readings still waiting for a partner are
     /// delivered alone, as partial samples.
-    public mutating func finish(into output: inout [MotionSample]) {
+    package mutating func finish(into output: inout [MotionSample]) {
         take(upTo: .infinity, into: &output)
         if let held = pending {
             output.append(held)

@@ -7,9 +7,9 @@
 /// Decoding a stored element: read `storageBits` in the given byte order, shift right by `shift`, keep the low
 /// `bits` bits, and sign-extend them when ``isSigned``. With a repeat count, `repeatCount` such elements follow
 /// one another.
-public struct ScanElementType: Hashable, Sendable, CustomStringConvertible {
+package struct ScanElementType: Hashable, Sendable, CustomStringConvertible {
     /// The byte order of stored elements.
-    public enum ByteOrder: String, Hashable, Sendable {
+    package enum ByteOrder: String, Hashable, Sendable {
         /// Little-endian (`le`).
         case littleEndian = "le"
         /// Big-endian (`be`).
@@ -17,23 +17,23 @@ public struct ScanElementType: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The byte order.
-    public var byteOrder: ByteOrder
+    package var byteOrder: ByteOrder
     /// `true` for two's-complement signed values (`s`), `false` for unsigned (`u`).
-    public var isSigned: Bool
+    package var isSigned: Bool
     /// The number of significant bits (`realbits`), 1 to ``storageBits``.
-    public var bits: Int
+    package var bits: Int
     /// The number of stored bits per element: 8, 16, 32 or 64.
-    public var storageBits: Int
+    package var storageBits: Int
     /// How far the value is shifted left inside the stored bits.
-    public var shift: Int
+    package var shift: Int
     /// How many elements the channel stores per scan (the `X<repeat>` form; 1 without it).
-    public var repeatCount: Int
+    package var repeatCount: Int
 
     /// Creates a type from its parts.
     ///
     /// - Precondition: `storageBits` is 8, 16, 32 or 64; `1 ≤ bits`, `bits + shift ≤ storageBits`,
     ///   `repeatCount ≥ 1`.
-    public init(
+    package init(
         byteOrder: ByteOrder, isSigned: Bool, bits: Int, storageBits: Int, shift: Int = 0, repeatCount: Int = 1
     ) {
         precondition([8, 16, 32, 64].contains(storageBits), "storage bits must be 8, 16, 32 or 64")
@@ -52,7 +52,7 @@ public struct ScanElementType: Hashable, Sendable, CustomStringConvertible {
     /// Accepts upper-case `S`/`U` (libiio's "fully defined" spelling), an omitted `>>shift` (shift 0), and
     /// surrounding white space. Returns `nil` for anything else, including storage sizes other than
     /// 8, 16, 32 or 64 bits and values that do not fit their storage.
-    public init?(parsing text: some StringProtocol) {
+    package init?(parsing text: some StringProtocol) {
         var scanner = ByteScanner(text)
         scanner.skipSpaces()
         let order: ByteOrder
@@ -90,13 +90,13 @@ public struct ScanElementType: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The bytes one stored element takes.
-    public var storageBytes: Int { storageBits / 8 }
+    package var storageBytes: Int { storageBits / 8 }
 
     /// The bytes the channel takes in a scan: ``storageBytes`` × ``repeatCount``.
-    public var byteCount: Int { storageBytes * repeatCount }
+    package var byteCount: Int { storageBytes * repeatCount }
 
     /// The kernel's text for this type, such as `le:s12/16>>4` (`le:s16/16X3>>0` with a repeat count).
-    public var description: String {
+    package var description: String {
         let repeatPart = repeatCount > 1 ? "X\(repeatCount)" : ""
         return "\(byteOrder.rawValue):\(isSigned ? "s" : "u")\(bits)/\(storageBits)\(repeatPart)>>\(shift)"
     }
@@ -105,7 +105,7 @@ public struct ScanElementType: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Precondition: the element lies inside `scan`.
     @inlinable
-    public func decode(_ scan: UnsafeRawBufferPointer, at offset: Int, element: Int = 0) -> Int64 {
+    package func decode(_ scan: UnsafeRawBufferPointer, at offset: Int, element: Int = 0) -> Int64 {
         let start = offset + element * storageBytes
         precondition(start >= 0 && start + storageBytes <= scan.count, "the element lies outside the scan")
         var stored: UInt64 = 0
@@ -144,26 +144,26 @@ public struct ScanElementType: Hashable, Sendable, CustomStringConvertible {
 /// after three `le:s16/16` values starts at byte 8 and the scan takes 16 bytes. The rounding is the kernel's
 /// `ALIGN(x, a) = (x + a − 1) & ~(a − 1)` bit for bit, which is natural alignment whenever the size is a
 /// power of two (every channel without a repeat count).
-public struct ScanLayout: Hashable, Sendable {
+package struct ScanLayout: Hashable, Sendable {
     /// One enabled channel in the scan.
-    public struct Element: Hashable, Sendable {
+    package struct Element: Hashable, Sendable {
         /// The channel's `scan_elements/*_index`.
-        public var index: Int
+        package var index: Int
         /// Its storage format.
-        public var type: ScanElementType
+        package var type: ScanElementType
         /// Its byte offset from the start of a scan.
-        public var offset: Int
+        package var offset: Int
     }
 
     /// The enabled channels, in scan order.
-    public var elements: [Element]
+    package var elements: [Element]
     /// The bytes one scan takes, padding included.
-    public var scanSize: Int
+    package var scanSize: Int
 
     /// Lays out enabled channels given as `(index, type)`, in any order.
     ///
     /// - Precondition: the indices are distinct and non-negative.
-    public init(channels: [(index: Int, type: ScanElementType)]) {
+    package init(channels: [(index: Int, type: ScanElementType)]) {
         let sorted = channels.sorted { $0.index < $1.index }
         var offset = 0
         var largest = 1
@@ -182,7 +182,7 @@ public struct ScanLayout: Hashable, Sendable {
     }
 
     /// The element for scan index `index`, or `nil` when that channel is not enabled.
-    public func element(forIndex index: Int) -> Element? {
+    package func element(forIndex index: Int) -> Element? {
         elements.first { $0.index == index }
     }
 

@@ -1,10 +1,10 @@
-public import MotionCore
+package import MotionCore
 
 /// The one JSON string escaper of swift-motion (trace writer, event output, `motionctl devices --json`).
-public enum JSONString {
+package enum JSONString {
     /// Appends `string` as a JSON string: `"` and `\` escaped, control characters as `\n`, `\t`, `\r`, `\b`,
     /// `\f` or `\u00XX`; other characters as UTF-8.
-    public static func append(_ string: String, to text: inout [UInt8]) {
+    package static func append(_ string: String, to text: inout [UInt8]) {
         text.append(UInt8(ascii: "\""))
         for byte in string.utf8 {
             switch byte {
@@ -27,7 +27,7 @@ public enum JSONString {
     }
 
     /// `string` as a quoted JSON string.
-    public static func quoted(_ string: String) -> String {
+    package static func quoted(_ string: String) -> String {
         var text: [UInt8] = []
         append(string, to: &text)
         return String(decoding: text, as: UTF8.self)
@@ -35,11 +35,11 @@ public enum JSONString {
 }
 
 /// Whole writes of text to a descriptor (stdout, stderr), through the package's one `EINTR`-retrying write.
-public enum TextOutput {
+package enum TextOutput {
     /// Writes all of `text` to `fileDescriptor`, continuing after partial writes.
     ///
     /// - Throws: `MotionError` (`ioFailure`, or `permissionDenied`) naming `name`, such as `<stdout>`.
-    public static func write(_ text: String, to fileDescriptor: Int32, name: String) throws(MotionError) {
+    package static func write(_ text: String, to fileDescriptor: Int32, name: String) throws(MotionError) {
         var text = text
         let result = text.withUTF8 { bytes in
             SystemCall.writeAll(fileDescriptor, bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!, count: bytes.count)
