@@ -80,11 +80,11 @@ public enum CalibrationFile {
         switch opened {
         case .success(let descriptor):
             fd = descriptor
-        case .failure(let error) where error.rawValue == ENOENT:
+        case .failure(.noSuchFile):
             return nil
-        case .failure(let error) where error.rawValue == ELOOP:
+        case .failure(let error) where SystemErrno.symbolicLinkLoop ~= error:
             throw malformed(path, "it is a symbolic link, which is not followed", underlying: error)
-        case .failure(let error) where error.rawValue == EACCES || error.rawValue == EPERM:
+        case .failure(let error) where error.isPermissionDenied:
             throw MotionError(
                 .permissionDenied, "cannot read the calibration: permission denied; check the file's mode and owner",
                 at: .init(file: path), underlying: error)

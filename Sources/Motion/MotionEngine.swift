@@ -122,6 +122,10 @@ final class MotionEngine: Sendable {
         _ stream: Stream, route: Route, interval: Double, demandInterval: Double? = nil, deferStart: Bool = false
     ) -> Int? {
         let deferStart = deferStart && isLossless
+        if let missing = missingSensors(for: stream) {
+            route.finish(.failure(missing))
+            return nil
+        }
         enum Outcome {
             case registered(Int)
             case ended(Result<Void, MotionError>)
@@ -154,6 +158,28 @@ final class MotionEngine: Sendable {
             route.finish(end)
             return nil
         }
+    }
+
+    /// The error for a subscription that needs a sensor the source lacks, or `nil`. A source that does not know
+    /// its sensors yet (no device present, a caller's stream) reports none: its subscriptions wait.
+    private func missingSensors(for stream: Stream) -> MotionError? {
+        let (required, what): (SensorSet, String) =
+            switch stream {
+            case .accelerometer: (.accelerometer, "accelerometer updates")
+            case .gyroscope: (.gyroscope, "gyroscope updates")
+            case .magnetometer: (.magnetometer, "magnetometer updates")
+            case .deviceMotion(let frame): (frame.requiredSensors, "device motion in the \(frame.shortName) frame")
+            case .samples(let sensors): (sensors, "samples of \(sensors)")
+            case .shake: (.accelerometer, "shake events")
+            case .orientation: (.accelerometer, "orientation changes")
+            case .steps: (.accelerometer, "steps")
+            case .activity: (.accelerometer, "activity updates")
+            }
+        let available = reader.availableSensors()
+        guard !available.isEmpty, !available.isSuperset(of: required) else { return nil }
+        return MotionError(
+            .unsupported,
+            "\(what) need \(required.subtracting(available)), which the \(source.provider) lacks: it has \(available)")
     }
 
     /// Starts the producer if subscriptions wait for it.

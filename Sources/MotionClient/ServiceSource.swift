@@ -98,7 +98,8 @@ final class ServiceClient: Sendable {
 /// one producer at a time (`MotionSampleReader`), hence `@unchecked Sendable`.
 final class ServiceInput: MotionSampleReader, @unchecked Sendable {
     let busAddress: String?
-    private var client: ServiceClient?
+    /// The connection, made at the first call; locked: ``availableSensors()`` may come from any thread.
+    private let client = LockedState<ServiceClient?>(nil)
     private var stream: Int32 = -1
     private var openedFor: (interval: Double, sensors: SensorSet)?
     /// The stream's CSV header line, once received.
@@ -137,10 +138,12 @@ final class ServiceInput: MotionSampleReader, @unchecked Sendable {
     func pause() { close() }
 
     private func connectedClient() throws(MotionError) -> ServiceClient {
-        if let client { return client }
-        let client = try ServiceClient(busAddress: busAddress)
-        self.client = client
-        return client
+        try client.withLock { (client) throws(MotionError) -> ServiceClient in
+            if let client { return client }
+            let connected = try ServiceClient(busAddress: busAddress)
+            client = connected
+            return connected
+        }
     }
 
     /// The next sample of the current batch, or `nil` (the stream is closed when the wanted interval or sensors

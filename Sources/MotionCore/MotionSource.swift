@@ -65,7 +65,9 @@ public protocol MotionSampleProvider: Sendable, CustomStringConvertible {
 /// each waiting for the previous one to end), so it need not be `Sendable` or locked.
 public protocol MotionSampleReader: AnyObject, SampleSource {
     /// The sensors the input can deliver now: a trace's header, the devices present, the service's sensors.
-    /// May do I/O (udev, a bus call); empty when unknown.
+    /// May do I/O (udev, a bus call); empty when unknown. Called from any thread, also while a producer reads:
+    /// it must be safe to call concurrently with the other requirements. A subscription that needs a sensor
+    /// missing from a non-empty answer ends at once with `MotionError.Code.unsupported`.
     func availableSensors() -> SensorSet
     /// The executor the producer task prefers: the thread that waits for the input (a device's reactor) or that
     /// may block on it (a trace's own thread); `nil` for Swift's cooperative pool.

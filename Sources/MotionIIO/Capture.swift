@@ -442,7 +442,7 @@ enum DeviceSetup {
                     switch Sysfs.write(path, formatDecimal(target)) {
                     case .success:
                         value = (try? Sysfs.read(path).get()).flatMap(parseDecimal) ?? target
-                    case .failure(let error) where error.rawValue == EACCES || error.rawValue == EPERM:
+                    case .failure(let error) where error.isPermissionDenied:
                         throw MotionError.deviceAccess(error, "write", path, attribute: name)
                     case .failure(let error):
                         warnings.append(
@@ -564,7 +564,7 @@ final class BufferedReader: SampleReader {
                 let path = device.sysfsPath + "/trigger/current_trigger"
                 switch Sysfs.write(path, candidate) {
                 case .success: trigger = candidate
-                case .failure(let error) where error.rawValue == EACCES || error.rawValue == EPERM:
+                case .failure(let error) where error.isPermissionDenied:
                     throw MotionError.deviceAccess(error, "write", path, attribute: "trigger/current_trigger")
                 case .failure(let error):
                     warnings.append("could not set trigger \(candidate) (\(error)); trying without one")
@@ -632,7 +632,7 @@ final class BufferedReader: SampleReader {
             switch iioBufferRefill(buffer) {
             case .success(let data):
                 bytes = data
-            case .failure(let error) where error.rawValue == EAGAIN:
+            case .failure(let error) where error.isWouldBlock:
                 if samples.isEmpty, let timeout, let deadline = nextDeadline, deadline <= now {
                     throw MotionError(
                         .ioFailure, "\(deviceName) delivered no data for \(Double(timeout) / 1e9) s",
@@ -658,7 +658,7 @@ final class BufferedReader: SampleReader {
     private func readFailure(_ error: SystemErrno) -> MotionError {
         let id = details.device.id
         switch error.rawValue {
-        case EIO, ENODEV, ENXIO, EBADF:
+        case EIO, ENODEV, ENXIO, EBADF:  // the device went away under the read
             let kind: IIOReadError.Kind = carry.isEmpty ? .disconnected : .truncatedScan
             let message =
                 carry.isEmpty
@@ -667,7 +667,7 @@ final class BufferedReader: SampleReader {
             return MotionError(
                 .disconnected, message, at: .init(file: node),
                 underlying: IIOReadError(kind, device: id, systemError: error))
-        case ETIMEDOUT:
+        case SystemErrno.timedOut.rawValue:
             return MotionError(
                 .ioFailure, "\(deviceName) timed out", at: .init(file: node),
                 underlying: IIOReadError(.timeout, device: id, systemError: error))

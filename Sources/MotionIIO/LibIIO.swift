@@ -58,8 +58,8 @@ final class IIOContextHandle {
             let code = createErrno == 0 ? EIO : createErrno
             let error = SystemErrno(code)
             // See: iio.h iio_device_create_buffer (NULL with errno set); local backend local_open.
-            switch code {
-            case EBUSY:
+            switch error {
+            case .busy:
                 throw MotionError(
                     .unsupported,
                     "\(deviceID) is busy: another program (such as iio-sensor-proxy or iio_readdev) is capturing from it",

@@ -72,14 +72,14 @@ extension MotionError {
         -> MotionError
     {
         let location = MotionError.Location(file: path, attribute: attribute)
-        switch error.rawValue {
-        case EACCES, EPERM:
+        switch error {
+        case _ where error.isPermissionDenied:
             return MotionError(
                 .permissionDenied,
                 "permission denied to \(verb) \(path); install Support/udev/70-swift-motion.rules and add your user "
                     + "to the 'iio' group (see Docs/Devices.md), or run as root",
                 at: location, underlying: error)
-        case ENOENT, ENODEV, ENXIO:
+        case _ where error.isGone:
             return MotionError(
                 .disconnected, "cannot \(verb) \(path): the device is gone", at: location, underlying: error)
         default:

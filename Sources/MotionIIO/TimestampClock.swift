@@ -1,4 +1,5 @@
 internal import CLibIIO
+import MotionSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -46,9 +47,5 @@ struct TimestampClock: Hashable, Sendable {
         return best.offset
     }
 
-    static func nanoseconds(_ clock: clockid_t) -> Int64 {
-        var now = timespec()
-        clock_gettime(clock, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-    }
+    static func nanoseconds(_ clock: clockid_t) -> Int64 { clockNanoseconds(clock) }
 }

@@ -1,13 +1,16 @@
 #if canImport(Glibc)
-import Glibc
+package import Glibc
 #endif
 
-/// Nanoseconds on `CLOCK_MONOTONIC`.
-package func monotonicNanoseconds() -> UInt64 {
+/// Nanoseconds on `clock` (`clock_gettime(2)`): the one place the package reads a clock.
+package func clockNanoseconds(_ clock: clockid_t) -> Int64 {
     var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    clock_gettime(clock, &now)
+    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
 }
+
+/// Nanoseconds on `CLOCK_MONOTONIC`.
+package func monotonicNanoseconds() -> UInt64 { UInt64(clockNanoseconds(CLOCK_MONOTONIC)) }
 
 /// `seconds` as nanoseconds, for deadlines and periods: 0 for NaN or a negative value, at most 2⁶² (146 years), so
 /// that neither the conversion nor `now + result` can trap, whatever a configuration, sysfs or a client gave.
@@ -18,7 +21,6 @@ package func nanoseconds(clamping seconds: Double) -> UInt64 {
 
 /// Seconds on `CLOCK_BOOTTIME`: the clock of live samples (see `Docs/Conventions.md`).
 package func boottimeSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_BOOTTIME, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+    let nanoseconds = clockNanoseconds(CLOCK_BOOTTIME)
+    return Double(nanoseconds / 1_000_000_000) + Double(nanoseconds % 1_000_000_000) * 1e-9
 }

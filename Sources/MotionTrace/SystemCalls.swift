@@ -27,7 +27,7 @@ enum SystemCall {
                     Darwin.read(fd, buffer, count)
                 #endif
             }
-            guard case .failure(let error) = result, error.rawValue == EAGAIN || error.rawValue == EWOULDBLOCK else {
+            guard case .failure(let error) = result, error.isWouldBlock else {
                 return result
             }
             if case .failure(let pollError) = waitUntilReady(fd, for: Int16(POLLIN)) { return .failure(pollError) }
@@ -55,7 +55,7 @@ enum SystemCall {
             switch result {
             case .success(let written):
                 done += written
-            case .failure(let error) where error.rawValue == EAGAIN || error.rawValue == EWOULDBLOCK:
+            case .failure(let error) where error.isWouldBlock:
                 if case .failure(let pollError) = waitUntilReady(fd, for: Int16(POLLOUT)) { return .failure(pollError) }
             case .failure(let error):
                 return .failure(error)
@@ -97,15 +97,15 @@ extension MotionError {
     /// (including `EPIPE`) `MotionError.Code.ioFailure`, with the `SystemErrno` as the underlying error.
     static func system(_ error: SystemErrno, _ action: String, _ name: String) -> MotionError {
         let location = MotionError.Location(file: name)
-        switch error.rawValue {
-        case EACCES, EPERM:
+        switch error {
+        case _ where error.isPermissionDenied:
             return MotionError(
                 .permissionDenied, "cannot \(action) \(name): permission denied; check the file's mode and owner",
                 at: location, underlying: error)
-        case ENOENT:
+        case .noSuchFile:
             return MotionError(
                 .noInput, "cannot \(action) \(name): no such file; check the path", at: location, underlying: error)
-        case EPIPE:
+        case .brokenPipe:
             return MotionError(
                 .ioFailure, "cannot \(action) \(name): the reading end of the pipe was closed", at: location,
                 underlying: error)

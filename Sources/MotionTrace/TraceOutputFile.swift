@@ -69,7 +69,7 @@ public final class TraceOutputFile {
                     open(cPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
                 }
             }
-            guard case .failure(let error) = result, error.rawValue == EEXIST else { break }
+            guard case .failure(.fileExists) = result else { break }
         }
         switch result {
         case .success(let fd):
@@ -77,7 +77,7 @@ public final class TraceOutputFile {
             partialPath = partial
         case .failure(let error):
             throw MotionError(
-                error.rawValue == EACCES || error.rawValue == EPERM ? .permissionDenied : .ioFailure,
+                error.isPermissionDenied ? .permissionDenied : .ioFailure,
                 "cannot create a file in the output's folder; check that the folder exists and is writable",
                 at: .init(file: path), underlying: error)
         }
