@@ -87,7 +87,7 @@ let package = Package(
             name: "motionctl",
             dependencies: [
                 "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO", "MotionTesting", "Motion", "MotionEvaluation",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "MotionDBus", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 

@@ -180,7 +180,8 @@ struct AttitudeCommand: AsyncParsableCommand {
     }
 
     /// Device motion from live devices through a `MotionManager`, one row per update (flushed), until SIGINT or
-    /// SIGTERM (status 0) or a device error.
+    /// SIGTERM (status 0) or a device error. Through the service: every sample at the device's current rate (25 Hz
+    /// when that needs a right the user lacks: `ServiceRates`).
     func fuseLive(_ source: MotionSource) async throws(MotionError) {
         let configuration = motionConfiguration(try MotionSettings.load())
         var metadata = TraceMetadata()
@@ -188,19 +189,39 @@ struct AttitudeCommand: AsyncParsableCommand {
         metadata["clock"] = "boottime"
         let (format, all) = (output.format, self.all)
         let columns = all ? Self.allColumns : Self.quaternionColumns
-        try await LiveEventOptions.run(source, configuration: configuration) { [metadata] manager throws(MotionError) in
-            let writer = try TraceWriter(
-                fileDescriptor: 1, name: "<stdout>", format: format, recordType: "attitude", columns: columns,
-                metadata: metadata, flushing: .eachLine)
-            var values = [Double](repeating: 0, count: columns.count)
-            // Every update, in order: a slow stdout holds up to 1024 (then the newest are dropped), never conflated.
-            let updates = manager.deviceMotionUpdates(
-                using: configuration.referenceFrame, interval: 0, bufferingPolicy: .samplesDefault)
-            for try await motion in updates {
-                Self.fill(&values, with: motion, all: all)
-                try writer.write(recordAt: motion.timestamp, values: values)
+        // `demand`: the interval the service is asked for, or `nil` for a device (its own rate).
+        let attempt = { (demand: Double?) async throws(MotionError) -> Void in
+            try await LiveEventOptions.run(source, configuration: configuration) { [metadata] manager throws(MotionError) in
+                var writer: TraceWriter?  // made at the first update: a refused attempt writes nothing
+                var values = [Double](repeating: 0, count: columns.count)
+                // Every update, in order: a slow stdout holds up to 1024 (then the newest are dropped), never
+                // conflated.
+                let frame = configuration.referenceFrame
+                let updates =
+                    if let demand {
+                        manager.deviceMotionUpdates(
+                            using: frame, everySampleAskingRateOf: demand, bufferingPolicy: .samplesDefault)
+                    } else {
+                        manager.deviceMotionUpdates(using: frame, interval: 0, bufferingPolicy: .samplesDefault)
+                    }
+                for try await motion in updates {
+                    if writer == nil {
+                        writer = try TraceWriter(
+                            fileDescriptor: 1, name: "<stdout>", format: format, recordType: "attitude",
+                            columns: columns, metadata: metadata, flushing: .eachLine)
+                    }
+                    Self.fill(&values, with: motion, all: all)
+                    try writer?.write(recordAt: motion.timestamp, values: values)
+                }
+                try writer?.flush()
             }
-            try writer.flush()
+        }
+        if live.service {
+            try await ServiceRates.atCurrentRate(of: configuration.referenceFrame.requiredSensors) {
+                interval throws(MotionError) in try await attempt(interval)
+            }
+        } else {
+            try await attempt(nil)
         }
     }
 

@@ -81,6 +81,17 @@ struct LiveEventOptions: ParsableArguments {
         }
     }
 
+    /// For the service: a subscription that only asks the service for `interval` (the events have no rate of their
+    /// own and would otherwise ask for every sample of the device at its highest rate), kept while `body` runs.
+    /// For a device: nothing (the device runs at its own rate). Its samples are not read: one at most is kept.
+    func askingRate(
+        _ interval: Double, of manager: MotionManager
+    ) -> MotionUpdates<MotionSample>? {
+        guard service else { return nil }
+        return manager.sampleUpdates(
+            sensors: .accelerometer, everySampleAskingRateOf: interval, bufferingPolicy: .bufferingNewest(1))
+    }
+
     /// Runs `body` with a manager on the device until SIGINT or SIGTERM (status 0) or a device error (such as
     /// no matching device, which the subscription reports when it opens the device), then switches the device off
     /// before returning.

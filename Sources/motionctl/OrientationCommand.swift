@@ -61,7 +61,11 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
         let format = format
         let ispNames = ispNames
         let configuration = MotionConfiguration(orientation: orientationConfiguration)
+        let live = live
         try await LiveEventOptions.run(source, configuration: configuration) { manager throws(MotionError) in
+            // Through the service, 25 Hz, which everyone may ask (ServiceRates), before the changes subscribe.
+            let rate = live.askingRate(ServiceRates.orientationInterval, of: manager)
+            defer { withExtendedLifetime(rate) {} }
             let output = try EventOutput(format: format)
             if ispNames && format == .text {
                 try output.writeLine("=== Has accelerometer (orientation: undefined, tilt: undefined)")

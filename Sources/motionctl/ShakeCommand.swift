@@ -73,12 +73,24 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
     ) async throws(MotionError) {
         let format = format
         let configuration = MotionConfiguration(shake: shakeConfiguration)
-        try await LiveEventOptions.run(source, configuration: configuration) { manager throws(MotionError) in
-            let output = try EventOutput(format: format)
-            for try await event in manager.shakeEvents() {
-                try Self.write(event, to: output)
-                try output.flush()
+        let live = live
+        do {
+            try await LiveEventOptions.run(source, configuration: configuration) { manager throws(MotionError) in
+                // Through the service, the detector's rate (ServiceRates), before the events subscribe.
+                let rate = live.askingRate(ServiceRates.shakeInterval, of: manager)
+                defer { withExtendedLifetime(rate) {} }
+                let output = try EventOutput(format: format)
+                for try await event in manager.shakeEvents() {
+                    try Self.write(event, to: output)
+                    try output.flush()
+                }
             }
+        } catch where live.service && error.code == .permissionDenied {
+            throw MotionError(
+                .permissionDenied,
+                "shake needs \(ServiceRates.hertz(ServiceRates.shakeInterval)) Hz, the slowest rate the detector "
+                    + "is validated at (Docs/MotionEvents.md), and the motion service refused it: \(error.message)",
+                underlying: error.underlying)
         }
     }
 

@@ -78,7 +78,8 @@ struct StreamCommand: AsyncParsableCommand {
     }
 
     /// The motion service's samples, through a `MotionManager` on `MotionSource.service()`: the same filters,
-    /// interval and output as `--device`, until SIGINT or SIGTERM.
+    /// interval and output as `--device`, until SIGINT or SIGTERM. Without `--interval`, every sample at the
+    /// device's current rate (25 Hz when that needs a right the user lacks: `ServiceRates`).
     func streamService() async throws(MotionError) {
         var configuration = MotionConfiguration()
         configuration.sensorFilter = processing.filter
@@ -89,22 +90,43 @@ struct StreamCommand: AsyncParsableCommand {
         if let filter = processing.filter { metadata["filter"] = filter.description }
         if processing.interval > 0 { metadata["update_interval_s"] = "\(processing.interval)" }
         let (wanted, interval, format) = (processing.sensors?.set ?? .all, processing.interval, output.format)
-        try await LiveEventOptions.run(.service(), configuration: configuration) { [metadata] manager throws(MotionError) in
-            let available = manager.availableSensors
-            // Nothing available: the service cannot be reached, and the subscription says why.
-            let sensors = available.isEmpty ? wanted : wanted.intersection(available)
-            guard !sensors.isEmpty else {
-                throw MotionError(
-                    .deviceNotFound,
-                    "the motion service has no \(wanted) sensor; it has \(available.isEmpty ? "none" : "\(available)")")
+        // `demand`: the interval the service is asked for, each sample delivered (no --interval), or `nil` for
+        // --interval's grid.
+        let attempt = { (demand: Double?) async throws(MotionError) -> Void in
+            try await LiveEventOptions.run(.service(), configuration: configuration) { [metadata] manager throws(MotionError) in
+                let available = manager.availableSensors
+                // Nothing available: the service cannot be reached, and the subscription says why.
+                let sensors = available.isEmpty ? wanted : wanted.intersection(available)
+                guard !sensors.isEmpty else {
+                    throw MotionError(
+                        .deviceNotFound,
+                        "the motion service has no \(wanted) sensor; it has \(available.isEmpty ? "none" : "\(available)")")
+                }
+                let updates =
+                    if let demand {
+                        manager.sampleUpdates(
+                            sensors: sensors, everySampleAskingRateOf: demand, bufferingPolicy: .samplesDefault)
+                    } else {
+                        manager.sampleUpdates(sensors: sensors, interval: interval)
+                    }
+                var writer: TraceWriter?  // made at the first sample: a refused attempt writes nothing
+                for try await sample in updates {
+                    if writer == nil {
+                        writer = try TraceWriter(
+                            fileDescriptor: 1, name: "<stdout>", format: format, sensors: sensors, metadata: metadata,
+                            flushing: .eachLine)
+                    }
+                    try writer?.write(sample)
+                }
+                try writer?.flush()
             }
-            let writer = try TraceWriter(
-                fileDescriptor: 1, name: "<stdout>", format: format, sensors: sensors, metadata: metadata,
-                flushing: .eachLine)
-            for try await sample in manager.sampleUpdates(sensors: sensors, interval: interval) {
-                try writer.write(sample)
+        }
+        if interval > 0 {
+            try await attempt(nil)
+        } else {
+            try await ServiceRates.atCurrentRate(of: wanted, hint: " (--interval chooses another rate)") {
+                interval throws(MotionError) in try await attempt(interval)
             }
-            try writer.flush()
         }
     }
 

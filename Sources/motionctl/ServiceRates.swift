@@ -1,0 +1,73 @@
+import Motion
+import MotionCore
+import MotionDBus
+
+/// What the `--service` commands ask of the motion service: each the rate it needs, never more, so a command
+/// given no interval neither raises the shared device to its highest rate nor needs the high-rate right it did
+/// not ask for (`Docs/CLI.md`, "Through the motion service").
+enum ServiceRates {
+    /// The shortest interval of raw samples everyone may ask (the service's `HighRateInterval`, 25 Hz); shorter
+    /// ones need root, the group `motion` or polkit's high-rate action (`Docs/Service.md`, "Rate rights").
+    static let unprivilegedInterval = 0.04
+
+    /// `orientation`: 25 Hz. The classifier low-passes at 1 Hz (`orientation.cutoff`) and waits a settle time of
+    /// tenths of a second, so 25 samples a second are far more than it uses, and everyone may ask them.
+    static let orientationInterval = unprivilegedInterval
+
+    /// `shake`: 50 Hz, the slowest rate the detector is validated at (`Docs/MotionEvents.md`: the same outcomes at
+    /// 50, 100 and 200 Hz). Its band reaches 10 Hz (strokes of 50 ms), which 25 Hz samples twice per stroke at most.
+    static let shakeInterval = 0.02
+
+    /// The period of the service's device for `sensors` at its current rate (`ListDevices`'
+    /// `sampling_frequency_hz`; the fastest when several devices have them), or `nil` when the service does not
+    /// say (not running: the subscription then reports it).
+    static func currentDeviceInterval(for sensors: SensorSet) -> Double? {
+        guard let loop = try? DBusEventLoop() else { return nil }
+        defer { loop.stop() }
+        let reply = try? loop.submitAndWait { () throws(MotionError) -> [DBusValue] in
+            let connection = try DBusConnection.system(on: loop)
+            defer { connection.close() }
+            return try connection.call(
+                destination: "org.swiftmotion.Motion1", path: "/org/swiftmotion/Motion1",
+                interface: "org.swiftmotion.Motion1", member: "ListDevices", timeout: 10)
+        }
+        guard case .array(_, let devices)? = reply?.first else { return nil }
+        var fastest: Double?
+        for device in devices {
+            guard let entries = device.propertyEntries else { continue }
+            let properties = Dictionary(entries, uniquingKeysWith: { first, _ in first })
+            guard case .array(_, let names)? = properties["sensors"],
+                let rate = properties["sampling_frequency_hz"]?.doubleValue, rate > 0, rate.isFinite
+            else { continue }
+            let has = names.compactMap(\.stringValue).compactMap(SensorSet.init(shortNames:))
+                .reduce(into: SensorSet()) { $0.formUnion($1) }
+            guard !has.isDisjoint(with: sensors) else { continue }
+            fastest = max(fastest ?? 0, rate)
+        }
+        return fastest.map { 1 / $0 }
+    }
+
+    /// Runs `attempt` with the interval to ask the service for `sensors` (their device's current period, or 25 Hz
+    /// when the service does not say). When the service refuses that rate for want of the high-rate right, says
+    /// so on stderr (adding `hint`) and runs `attempt` again at 25 Hz, which everyone may ask: a command given no interval works
+    /// for every user. `attempt` must write nothing before its first sample (its writer starts then).
+    static func atCurrentRate(
+        of sensors: SensorSet, hint: String = "", _ attempt: (Double) async throws(MotionError) -> Void
+    ) async throws(MotionError) {
+        let interval = currentDeviceInterval(for: sensors) ?? unprivilegedInterval
+        do {
+            try await attempt(interval)
+        } catch where error.code == .permissionDenied && interval < unprivilegedInterval {
+            printToStandardError(
+                "motionctl: note: the device runs at \(hertz(interval)) Hz, but without the group 'motion' the motion "
+                    + "service gives \(hertz(unprivilegedInterval)) Hz; reading at \(hertz(unprivilegedInterval)) Hz" + hint)
+            try await attempt(unprivilegedInterval)
+        }
+    }
+
+    /// `100`, `12.5`: the rate of `interval`, without trailing zeros.
+    static func hertz(_ interval: Double) -> String {
+        let rate = (1 / interval * 1000).rounded() / 1000
+        return rate == rate.rounded() ? "\(Int(rate))" : "\(rate)"
+    }
+}
