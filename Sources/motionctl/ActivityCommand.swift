@@ -36,7 +36,7 @@ struct ActivityCommand: AsyncParsableCommand {
     var lenient = false
 
     func validate() throws {
-        try live.validateInput(trace: trace, speedGiven: speed != nil, lenient: lenient)
+        try live.validate(trace: trace, options: .traceOnly(speed: speed != nil, lenient: lenient))
     }
 
     func run() async throws {

@@ -41,7 +41,7 @@ struct AttitudeCommand: AsyncParsableCommand {
             the calibrated magnetic field (µT, bias removed; 0 in the arbitrary frame) with its accuracy (-1 \
             uncalibrated, 0 low, 1 medium, 2 high). \
             --device reads live IIO devices instead (through MotionManager, until SIGINT or SIGTERM): one row per \
-            device motion update, from the first one on; --speed, --lenient and --sensors apply to --trace only.
+            device motion update, from the first one on; --speed, --lenient and --sensors apply to --trace only (refused with another input).
             """
     )
 
@@ -85,8 +85,10 @@ struct AttitudeCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        try live.validateInput(trace: trace, speedGiven: speed != nil, lenient: lenient)
-        if live.isLive && sensors != nil { throw ValidationError("--sensors applies to --trace only.") }
+        try live.validate(
+            trace: trace,
+            options: .traceOnly(speed: speed != nil, lenient: lenient)
+                + [.init("--sensors", given: sensors != nil, for: [.trace])])
         guard predict >= 0, predict <= 1 else {
             throw ValidationError("--predict must be between 0 and 1 second, got \(predict).")
         }

@@ -25,39 +25,31 @@ struct LiveEventOptions: ParsableArguments {
     /// `true` with --device or --service.
     var isLive: Bool { device != nil || service }
 
-    /// Checks that exactly one input is chosen; `offersEvaluate` for a command with `--evaluate`.
-    func validate(
-        trace: String?, evaluate: Bool, speedGiven: Bool, lenient: Bool, offersEvaluate: Bool = true
-    ) throws {
-        let inputs = offersEvaluate ? "--trace, --device, --service and --evaluate" : "--trace, --device and --service"
-        if service {
-            if device != nil || trace != nil || evaluate {
-                throw ValidationError("Choose one of \(inputs).")
-            }
-            if includeBase || exitOnDisconnect {
-                throw ValidationError("--include-base and --exit-on-disconnect apply to --device only.")
-            }
-            if speedGiven || lenient { throw ValidationError("--speed and --lenient apply to --trace only.") }
-            return
-        }
-        guard let device else {
-            if includeBase { throw ValidationError("--include-base only works with --device.") }
-            if exitOnDisconnect { throw ValidationError("--exit-on-disconnect only works with --device.") }
-            return
-        }
-        if trace != nil || evaluate {
-            throw ValidationError("Choose one of \(inputs).")
-        }
-        if device.isEmpty { throw ValidationError("--device needs a value: auto, or a device's name or path.") }
-        if speedGiven || lenient { throw ValidationError("--speed and --lenient apply to --trace only.") }
+    /// The inputs of this group that were chosen, after `--trace` (given or not) and `--evaluate`.
+    func chosen(trace: String?, evaluate: Bool = false) -> [Input] {
+        [(Input.trace, trace != nil), (.device, device != nil), (.service, service), (.evaluate, evaluate)]
+            .filter(\.1).map(\.0)
     }
 
-    /// For a command without `--evaluate`: exactly one of `--trace`, `--device` and `--service`.
-    func validateInput(trace: String?, speedGiven: Bool, lenient: Bool) throws {
-        try validate(trace: trace, evaluate: false, speedGiven: speedGiven, lenient: lenient, offersEvaluate: false)
-        if trace == nil && !isLive {
-            throw ValidationError("Give an input: --trace FILE, --device auto|NAME|PATH, or --service.")
-        }
+    /// The options of `--device` only.
+    var deviceOnlyOptions: [InputSpecificOption] {
+        [
+            .init("--include-base", given: includeBase, for: [.device]),
+            .init("--exit-on-disconnect", given: exitOnDisconnect, for: [.device]),
+        ]
+    }
+
+    /// The one input check (`validateInput`) for a command with this group, `--trace` and the options of `other`
+    /// inputs; `offersEvaluate` for a command with `--evaluate`.
+    @discardableResult
+    func validate(
+        trace: String?, evaluate: Bool = false, offersEvaluate: Bool = false, options: [InputSpecificOption]
+    ) throws -> Input {
+        let offers: [Input] = offersEvaluate ? Input.allCases : [.trace, .device, .service]
+        let input = try validateInput(
+            chosen: chosen(trace: trace, evaluate: evaluate), offers: offers, options: deviceOnlyOptions + options)
+        if device?.isEmpty == true { throw ValidationError("--device needs a value: auto, or a device's name or path.") }
+        return input
     }
 
     /// The device source: when the device goes away, the events wait for a matching one (reported on stderr, as

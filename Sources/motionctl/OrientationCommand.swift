@@ -44,8 +44,10 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
     @OptionGroup var evaluation: EvaluationOptions
 
     func validate() throws {
-        try live.validate(trace: trace, evaluate: evaluation.evaluate, speedGiven: speed != nil, lenient: lenient)
-        if !live.isLive { try evaluation.validate(trace: trace) }
+        try live.validate(
+            trace: trace, evaluate: evaluation.evaluate, offersEvaluate: true,
+            options: .traceOnly(speed: speed != nil, lenient: lenient) + evaluation.evaluateOnlyOptions)
+        try evaluation.validateValues()
     }
 
     func run() async throws { try await runChosenInput() }

@@ -50,7 +50,7 @@ struct StepsCommand: AsyncParsableCommand {
     var lenient = false
 
     func validate() throws {
-        try live.validateInput(trace: trace, speedGiven: speed != nil, lenient: lenient)
+        try live.validate(trace: trace, options: .traceOnly(speed: speed != nil, lenient: lenient))
         if height != nil && stepLength != nil { throw ValidationError("Choose one of --height and --step-length.") }
         // The flags accept what the settings accept (SettingFlags.swift).
         try validateFlag("--height", height, setting: "pedometer.height")

@@ -17,7 +17,8 @@ struct StreamCommand: AsyncParsableCommand {
             In CSV the trace's comment and metadata lines are kept (attribution included) and the processing is \
             added as metadata. \
             With --device (auto, a name, label, id, sysfs path or /dev node) samples come from live IIO devices \
-            instead, at --rate; --speed and --lenient do not apply. See Docs/Devices.md.
+            instead, at --rate; --speed and --lenient are refused there, as the device options are with --trace. \
+            See Docs/Devices.md.
             """
     )
 
@@ -31,8 +32,10 @@ struct StreamCommand: AsyncParsableCommand {
         "Read the motion service (motiond) instead: its raw samples, shared with other programs (Docs/Service.md)."))
     var service = false
 
-    @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
-    var speed: ReplaySpeed = .realtime
+    @Option(name: .customLong("speed"), help: "Replay speed: realtime (the default), max, or a factor such as 2 or 0.5.")
+    var speedOption: ReplaySpeed?
+
+    var speed: ReplaySpeed { speedOption ?? .realtime }
 
     @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
     var lenient = false
@@ -41,10 +44,11 @@ struct StreamCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        guard [trace != nil, live.device != nil, service].filter({ $0 }).count == 1 else {
-            throw ValidationError("Give one of --trace FILE, --device auto|NAME|PATH and --service.")
-        }
-        if !service { try live.validateDevice() }
+        let chosen = [(Input.trace, trace != nil), (.device, live.device != nil), (.service, service)]
+        let input = try validateInput(
+            chosen: chosen.filter(\.1).map(\.0), offers: [.trace, .device, .service],
+            options: .traceOnly(speed: speedOption != nil, lenient: lenient) + live.deviceOnlyOptions)
+        if input == .device { try live.validateDevice() }
     }
 
     func run() async throws {
@@ -64,6 +68,7 @@ struct StreamCommand: AsyncParsableCommand {
 
     /// Live samples through the same filters and output as a trace (LiveDevices.swift).
     func streamDevice(_ device: String) async throws(MotionError) {
+        if let asked = processing.sensors?.set { try Self.requireSensors(asked, of: device, includeBase: live.includeBase) }
         var extra: [(String, String)] = []
         if let filter = processing.filter { extra.append(("filter", filter.description)) }
         if processing.interval > 0 { extra.append(("update_interval_s", "\(processing.interval)")) }
@@ -75,6 +80,21 @@ struct StreamCommand: AsyncParsableCommand {
                 source: "motionctl stream", metadata: extra),
             duration: nil)
         try await SignalCancellation.run { try await session.run() }
+    }
+
+    /// Fails at once with a usage error when the devices `selector` picks lack a sensor of `--sensors` (as for a
+    /// trace without its columns), naming the sensor and the devices; when none matches, the session says so.
+    static func requireSensors(_ asked: SensorSet, of selector: String, includeBase: Bool) throws(MotionError) {
+        let sources = DeviceSelector(selector).sources(
+            from: try IIODeviceDiscovery.devices(includeBase: includeBase), sensors: asked)
+        guard !sources.isEmpty else { return }
+        let has = sources.reduce(SensorSet()) { $0.union($1.device.sensorSet) }
+        guard !has.isSuperset(of: asked) else { return }
+        let names = sources.map { "\($0.device.id) (\($0.device.name))" }.joined(separator: ", ")
+        throw MotionError(
+            .invalidArgument,
+            "--sensors asks for \(asked.subtracting(has)), which --device \(selector) does not have: \(names) has "
+                + "\(has); choose --sensors among those")
     }
 
     /// The motion service's samples, through a `MotionManager` on `MotionSource.service()`: the same filters,

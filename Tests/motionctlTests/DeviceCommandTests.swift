@@ -259,6 +259,23 @@ struct DeviceCommandTests {
         }
     }
 
+    /// `--sensors` naming a sensor the device lacks fails at once, naming the sensor and the device, as it does
+    /// for a trace without the columns (it used to stream the accelerometer alone); the buffer is never enabled.
+    @Test func streamRefusesASensorTheDeviceLacks() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            for device in ["auto", "lis3dh"] {
+                let result = try await Motionctl.run(["stream", "--device", device, "--sensors", "accel,gyro"])
+                #expect(result.status == 64, "\(result.stderr)")
+                #expect(result.stderr.contains(
+                    "--sensors asks for gyro, which --device \(device) does not have: iio:device0 (lis3dh) has accel; "
+                        + "choose --sensors among those"), "\(result.stderr)")
+                #expect(result.stdout.isEmpty)
+            }
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+        }
+    }
+
     /// A buffer that delivers nothing is given up after 0.5 s for polled reads (iio-sensor-proxy does the same):
     /// reported on stderr and in the metadata, and samples follow.
     @Test func streamFallsBackFromASilentBuffer() async throws {
@@ -549,7 +566,7 @@ struct DeviceCommandTests {
 
             let usage = try await Motionctl.run(["attitude", "--device", "auto", "--speed", "2"])
             #expect(usage.status == 64)
-            #expect(usage.stderr.contains("--speed and --lenient apply to --trace only"))
+            #expect(usage.stderr.contains("--speed applies to --trace only, not to --device."))
         }
     }
 
@@ -584,7 +601,7 @@ struct DeviceCommandTests {
 
             let usage = try await Motionctl.run(["orientation", "--trace", "x.csv", "--exit-on-disconnect"])
             #expect(usage.status == 64)
-            #expect(usage.stderr.contains("--exit-on-disconnect only works with --device."))
+            #expect(usage.stderr.contains("--exit-on-disconnect applies to --device only, not to --trace."))
         }
     }
 
