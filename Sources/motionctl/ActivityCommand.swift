@@ -61,7 +61,7 @@ struct ActivityCommand: AsyncParsableCommand {
     }
 
     func runTrace(_ trace: String) async throws(MotionError) {
-        let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
+        let reader = try openTrace(trace, lenient: lenient)
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: trace)
         let output = try EventOutput(format: format)

@@ -139,7 +139,7 @@ struct AttitudeCommand: AsyncParsableCommand {
     func fuse(_ trace: String) async throws(MotionError) {
         let configuration = motionConfiguration(try MotionSettings.load())
         let frame = configuration.referenceFrame
-        let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
+        let reader = try openTrace(trace, lenient: lenient)
         defer { warnAboutSkippedRows(reader) }
         let chosen = sensors?.set ?? reader.sensors
         let needed = frame.requiredSensors

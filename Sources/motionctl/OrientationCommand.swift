@@ -83,7 +83,7 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
     /// The changes of the trace, replayed at `--speed`.
     func runTrace(_ configuration: OrientationClassifier<Double>.Configuration) async throws(MotionError) {
         let path = trace ?? "-"
-        let reader = try TraceReader(path: path, options: .init(lenient: lenient))
+        let reader = try openTrace(path, lenient: lenient)
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: path)
         let output = try EventOutput(format: format)

@@ -99,7 +99,7 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
     /// The shakes of the trace, replayed at `--speed`.
     func runTrace(_ configuration: ShakeDetector<Double>.Configuration) async throws(MotionError) {
         let path = trace ?? "-"
-        let reader = try TraceReader(path: path, options: .init(lenient: lenient))
+        let reader = try openTrace(path, lenient: lenient)
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: path)
         let output = try EventOutput(format: format)

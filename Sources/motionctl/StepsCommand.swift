@@ -100,7 +100,7 @@ struct StepsCommand: AsyncParsableCommand {
     }
 
     func runTrace(_ trace: String, _ model: StepLengthModel) async throws(MotionError) {
-        let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
+        let reader = try openTrace(trace, lenient: lenient)
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: trace)
         let output = try StepsOutput(format: format)

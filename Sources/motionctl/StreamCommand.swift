@@ -152,7 +152,7 @@ struct StreamCommand: AsyncParsableCommand {
 
     func stream() async throws(MotionError) {
         let trace = self.trace ?? "-"
-        let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
+        let reader = try openTrace(trace, lenient: lenient)
         defer { warnAboutSkippedRows(reader) }
         let sensors = processing.sensors?.set ?? reader.sensors
         guard reader.sensors.isSuperset(of: sensors) else {

@@ -15,8 +15,10 @@ final class RunningMotionctl: @unchecked Sendable {
     private let errPipe = Pipe()
 
     /// Starts `motionctl arguments` (the built one, or `executable`), through `launcher` (such as
-    /// `setpriv … --`) when given.
-    init(_ arguments: [String], launcher: [String] = [], executable: URL = Motionctl.executable) throws {
+    /// `setpriv … --`) when given; stdin is `/dev/null`, or `stdin` (a pipe the test writes).
+    init(
+        _ arguments: [String], launcher: [String] = [], executable: URL = Motionctl.executable, stdin: Pipe? = nil
+    ) throws {
         if let first = launcher.first {
             process.executableURL = URL(fileURLWithPath: first)
             process.arguments = Array(launcher.dropFirst()) + [executable.path] + arguments
@@ -25,7 +27,7 @@ final class RunningMotionctl: @unchecked Sendable {
             process.arguments = arguments
         }
         process.currentDirectoryURL = Motionctl.packageRoot
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = stdin ?? FileHandle.nullDevice
         process.standardOutput = outPipe
         process.standardError = errPipe
         outPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
