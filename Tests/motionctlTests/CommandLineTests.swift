@@ -57,6 +57,36 @@ import Testing
         #expect(result.stdout.isEmpty)
     }
 
+    /// An unknown option or command is named with the closest valid one, whatever else is missing (`--trac FILE`
+    /// used to answer "Give an input: --trace FILE, …").
+    @Test(arguments: [
+        (["stream", "--trac", "x.csv"], "Unknown option '--trac'. Did you mean '--trace'? (see 'motionctl stream --help')"),
+        (["stream", "-t", "x.csv"], "Unknown option '-t'. Did you mean '--trace'? (see 'motionctl stream --help')"),
+        (["stream", "--device", "auto", "--mount-matrx=1, 0, 0; 0, 1, 0; 0, 0, 1"], "Unknown option '--mount-matrx'. Did you mean '--mount-matrix'?"),
+        (["shake", "--trace", trace, "--treshold", "0.3"], "Unknown option '--treshold'. Did you mean '--threshold'? (see 'motionctl shake --help')"),
+        (["attitude", "--trace", trace, "--frme", "true-north"], "Unknown option '--frme'. Did you mean '--frame'?"),
+        (["stream", "--trace", trace, "--zzzzzz"], "Unknown option '--zzzzzz'. (see 'motionctl stream --help')"),
+        (["strem", "--trace", "x.csv"], "Unknown command 'strem'. Did you mean 'stream'? (see 'motionctl --help')"),
+        (["orientaton"], "Unknown command 'orientaton'. Did you mean 'orientation'?"),
+        (["frobnicate"], "Unknown command 'frobnicate'. The commands are stream, attitude, simulate,"),
+    ])
+    func namesTheClosestValidWord(arguments: [String], message: String) async throws {
+        let result = try await Motionctl.run(arguments)
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("motionctl: error: Unknown "), "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+    }
+
+    /// Values that look like options are still values: `--trace -`, a negative number, a matrix.
+    @Test func valuesAreNotTakenForUnknownOptions() async throws {
+        let excerpt = "Recordings/broad-slow-rotation-excerpt.csv"
+        let stdin = try await Motionctl.run(
+            ["stream", "--trace", "-", "--speed", "max"], stdin: Data("t,ax,ay,az\n0,0,-1,0\n".utf8))
+        #expect(stdin.status == 0, "\(stdin.stderr)")
+        let negative = try await Motionctl.run(["attitude", "--trace", excerpt, "--declination", "-1", "--frame", "true-north"])
+        #expect(negative.status == 0, "\(negative.stderr)")
+    }
+
     /// A negative number is still taken as a value with '=', and in a mount matrix that starts with '-'.
     @Test func negativeValuesReachTheirOptions() async throws {
         let result = try await Motionctl.run([
