@@ -124,6 +124,11 @@ struct AttitudeCommand: AsyncParsableCommand {
         return configuration
     }
 
+    /// The settings the configuration reads (`loadSettings`): the frame, and the declination for true north.
+    var settingsKeys: [String: Bool] {
+        ["deviceMotion.referenceFrame": frame != nil, "deviceMotion.magneticDeclination": declination != nil]
+    }
+
     /// Our metadata keys for `configuration`, after `metadata`'s.
     func describe(_ configuration: MotionConfiguration, input: String, in metadata: inout TraceMetadata) {
         let frame = configuration.referenceFrame
@@ -137,7 +142,7 @@ struct AttitudeCommand: AsyncParsableCommand {
     }
 
     func fuse(_ trace: String) async throws(MotionError) {
-        let configuration = motionConfiguration(try MotionSettings.load())
+        let configuration = motionConfiguration(try loadSettings(reading: settingsKeys))
         let frame = configuration.referenceFrame
         let reader = try openTrace(trace, lenient: lenient)
         defer { warnAboutSkippedRows(reader) }
@@ -185,7 +190,7 @@ struct AttitudeCommand: AsyncParsableCommand {
     /// SIGTERM (status 0) or a device error. Through the service: every sample at the device's current rate (25 Hz
     /// when that needs a right the user lacks: `ServiceRates`).
     func fuseLive(_ source: MotionSource) async throws(MotionError) {
-        let configuration = motionConfiguration(try MotionSettings.load())
+        let configuration = motionConfiguration(try loadSettings(reading: settingsKeys))
         var metadata = TraceMetadata()
         describe(configuration, input: source.description, in: &metadata)
         metadata["clock"] = "boottime"

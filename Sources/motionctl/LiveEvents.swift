@@ -110,6 +110,8 @@ protocol EventCommand {
     associatedtype Configuration
     var live: LiveEventOptions { get }
     var evaluation: EvaluationOptions { get }
+    /// The settings the configuration reads, each `true` when a flag given replaces it (`loadSettings`).
+    var settingsKeys: [String: Bool] { get }
     /// The detector's configuration: the settings, overridden by the flags.
     func configuration(_ settings: MotionSettings) -> Configuration
     /// Scores the detector on simulated labelled scenarios.
@@ -125,7 +127,7 @@ extension EventCommand {
     func runChosenInput() async throws {
         Interruption.install()
         do {
-            let configuration = configuration(try MotionSettings.load())
+            let configuration = configuration(try loadSettings(reading: settingsKeys))
             if evaluation.evaluate {
                 try evaluate(configuration)
             } else if let source = live.source {

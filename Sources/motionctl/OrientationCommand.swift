@@ -56,6 +56,13 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
         settings.configuration(motionSettings)
     }
 
+    var settingsKeys: [String: Bool] {
+        [
+            "orientation.cutoff": settings.cutoff != nil, "orientation.hysteresis": settings.hysteresis != nil,
+            "orientation.settleTime": settings.settleTime != nil,
+        ]
+    }
+
     /// The changes of a live device, through a `MotionManager`, each printed (and flushed) as it settles.
     func runLive(
         _ source: MotionSource, _ orientationConfiguration: OrientationClassifier<Double>.Configuration

@@ -69,6 +69,13 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
         sensitivity.configuration(settings)
     }
 
+    var settingsKeys: [String: Bool] {
+        [
+            "shake.threshold": sensitivity.threshold != nil, "shake.minimumReversals": sensitivity.reversals != nil,
+            "shake.maximumDuration": sensitivity.maximumDuration != nil,
+        ]
+    }
+
     /// The shakes of a live device, through a `MotionManager`, each event printed (and flushed) as it happens.
     func runLive(
         _ source: MotionSource, _ shakeConfiguration: ShakeDetector<Double>.Configuration

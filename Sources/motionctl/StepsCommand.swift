@@ -67,7 +67,10 @@ struct StepsCommand: AsyncParsableCommand {
     func run() async throws {
         Interruption.install()
         do {
-            let model = stepLengthModel(try MotionSettings.load())
+            // --height or a --step-length above 0 replaces both settings (stepLengthModel).
+            let replaced = height != nil || (stepLength ?? 0) > 0
+            let model = stepLengthModel(
+                try loadSettings(reading: ["pedometer.height": replaced, "pedometer.stepLength": replaced]))
             if let source = live.source {
                 try await runLive(source, model)
             } else {
