@@ -78,7 +78,8 @@ let package = Package(
         .executableTarget(
             name: "motiond",
             dependencies: [
-                "MotionCore", "MotionService", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "MotionCore", "MotionIIO", "MotionService",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Scoring harnesses for the event detectors on simulated labelled scenarios (motionctl … --evaluate).

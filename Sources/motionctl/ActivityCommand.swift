@@ -21,7 +21,9 @@ struct ActivityCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
+        completion: .traceFile)
     var trace: String?
 
     @Option(help: "Replay speed: realtime, max (the default), or a factor such as 2 or 0.5.")

@@ -45,7 +45,9 @@ struct AttitudeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
+        completion: .traceFile)
     var trace: String?
 
     @OptionGroup var live: LiveEventOptions

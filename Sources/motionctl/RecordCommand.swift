@@ -26,7 +26,7 @@ struct RecordCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp(
         "The trace file to write; '-' is stdout. An existing file is kept unless --overwrite is given.",
-        valueName: "file"))
+        valueName: "file"), completion: .outputFile)
     var output: String
 
     @Flag(help: "Replace the --output file if it exists (atomically, once samples arrive).")

@@ -28,7 +28,9 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
+        completion: .traceFile)
     var trace: String?
 
     @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")

@@ -65,7 +65,7 @@ struct SimulateCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp(
         "Where to write the trace; '-' is stdout. An existing file is kept unless --overwrite is given.",
-        valueName: "file"))
+        valueName: "file"), completion: .outputFile)
     var output: String = "-"
 
     @Flag(help: "Replace the --output file if it exists (atomically, once the trace is written).")

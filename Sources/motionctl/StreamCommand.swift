@@ -22,7 +22,9 @@ struct StreamCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The trace to replay, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("The trace to replay, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
+        completion: .traceFile)
     var trace: String?
 
     // Live devices instead of a trace: --device, --rate, … (LiveDevices.swift, Docs/Devices.md).
