@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// SIGINT and SIGTERM on the trace commands: the first signal ends a paced replay cleanly (status 0, whole lines,
@@ -44,19 +45,27 @@ import Testing
     static func interrupt(_ child: RunningMotionctl, when ready: (RunningMotionctl) -> Bool) async throws
         -> (seconds: Double, status: Int32)
     {
-        #expect(try await child.wait { catchesInterrupt($0.process.processIdentifier) && ready($0) }, "\(child.stderr)")
+        #expect(
+            try await child.wait(timeout: 30) { catchesInterrupt($0.process.processIdentifier) && ready($0) },
+            "\(child.stderr)")
+        // The exit's time as Foundation sees it (its own thread), not when this task next runs: on a loaded
+        // machine the tests' few threads may be busy for seconds.
+        let exited = Mutex<Date?>(nil)
+        child.process.terminationHandler = { _ in exited.withLock { $0 = Date() } }
         let start = Date()
         kill(child.process.processIdentifier, SIGINT)
-        _ = try await child.wait(timeout: 10) { !$0.process.isRunning }
-        let seconds = Date().timeIntervalSince(start)
-        return (seconds, try await child.exitStatus())
+        let status = try await child.exitStatus()
+        let seconds = exited.withLock { $0 }.map { $0.timeIntervalSince(start) } ?? .infinity
+        return (seconds, status)
     }
 
-    /// SIGINT in an 8 s gap of a paced replay ends it at once (it used to wait for the next sample, 7 s on): a
-    /// generous bound, 2 s, stated as such, where it used to take 7; status 0, whole lines, nothing after the gap.
+    /// SIGINT in a 60 s gap of a paced replay ends it at once (it used to wait for the next sample, up to 59 s
+    /// on): a generous bound, 2 s, stated as such, where it used to take the rest of the gap (7 s of an 8 s gap
+    /// in the issue); status 0, whole lines, nothing after the gap. The gap is long so that a loaded machine
+    /// cannot make the test miss it.
     @Test(arguments: ["stream", "attitude", "shake", "orientation"])
     func aSignalEndsAPacedReplayDuringAGap(command: String) async throws {
-        let trace = try Motionctl.temporaryFile(Self.traceWithAGap(8))
+        let trace = try Motionctl.temporaryFile(Self.traceWithAGap(60))
         let child = try RunningMotionctl(
             [command, "--trace", trace, "--speed", "realtime"] + (command == "orientation" ? ["--format", "jsonl"] : []))
         // In the gap: the last row before it has been written (stream, attitude), or 1.2 s have passed.
@@ -66,9 +75,9 @@ import Testing
                 ? child.lines.last?.hasPrefix("0.99") == true : Date().timeIntervalSince(started) > 1.2
         }
         #expect(status == 0, "\(child.stderr)")
-        #expect(seconds < 2, "ended \(seconds) s after SIGINT, within an 8 s gap")
+        #expect(seconds < 2, "ended \(seconds) s after SIGINT, within a 60 s gap")
         #expect(child.stdout.isEmpty || child.stdout.hasSuffix("\n"))
-        #expect(!child.lines.contains { $0.hasPrefix("9") }, "a row after the gap")
+        #expect(!child.lines.contains { $0.hasPrefix("6") }, "a row after the gap")
         #expect(child.stderr.isEmpty, "\(child.stderr)")
     }
 
