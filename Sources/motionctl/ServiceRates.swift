@@ -49,21 +49,28 @@ enum ServiceRates {
 
     /// Runs `attempt` with the interval to ask the service for `sensors` (their device's current period, or 25 Hz
     /// when the service does not say). When the service refuses that rate for want of the high-rate right, says
-    /// so on stderr (adding `hint`) and runs `attempt` again at 25 Hz, which everyone may ask: a command given no interval works
-    /// for every user. `attempt` must write nothing before its first sample (its writer starts then).
+    /// so on stderr (adding `hint`) and runs `attempt` again at 25 Hz, which everyone may ask: a command given no
+    /// interval works for every user. `attempt` must write nothing before its first sample (its writer starts then).
     static func atCurrentRate(
         of sensors: SensorSet, hint: String = "", _ attempt: (Double) async throws(MotionError) -> Void
     ) async throws(MotionError) {
         let interval = currentDeviceInterval(for: sensors) ?? unprivilegedInterval
         do {
             try await attempt(interval)
-        } catch where error.code == .permissionDenied && interval < unprivilegedInterval {
+        } catch where error.code == .permissionDenied && interval < unprivilegedInterval
+            && error.message.contains(highRateAction)
+        {
             printToStandardError(
-                "motionctl: note: the device runs at \(hertz(interval)) Hz, but without the group 'motion' the motion "
-                    + "service gives \(hertz(unprivilegedInterval)) Hz; reading at \(hertz(unprivilegedInterval)) Hz" + hint)
+                "motionctl: note: the device runs at \(hertz(interval)) Hz, faster than the "
+                    + "\(hertz(unprivilegedInterval)) Hz the motion service gives without its high-rate right (the "
+                    + "group motion, Docs/Service.md); reading at \(hertz(unprivilegedInterval)) Hz" + hint)
             try await attempt(unprivilegedInterval)
         }
     }
+
+    /// The polkit action the service names when it refuses a rate for want of the high-rate right (and only
+    /// then): any other refusal (no right to open streams at all) is reported as it is.
+    static let highRateAction = "org.swiftmotion.Motion1.high-rate"
 
     /// `100`, `12.5`: the rate of `interval`, without trailing zeros.
     static func hertz(_ interval: Double) -> String {

@@ -100,8 +100,9 @@ struct ServiceSourceTests {
             defer { stream.stop() }
             #expect(try await stream.wait(timeout: 20) { Self.sampleTimes($0).count > 10 }, "\(stream.text)")
             #expect(stream.text.contains(
-                "motionctl: note: the device runs at 100 Hz, but without the group 'motion' the motion service gives "
-                    + "25 Hz; reading at 25 Hz (--interval chooses another rate)\n"), "\(stream.text)")
+                "motionctl: note: the device runs at 100 Hz, faster than the 25 Hz the motion service gives without "
+                    + "its high-rate right (the group motion, Docs/Service.md); reading at 25 Hz (--interval chooses "
+                    + "another rate)\n"), "\(stream.text)")
             let times = Self.sampleTimes(stream.text)
             let steps = zip(times.dropFirst(), times).map { $0 - $1 }
             #expect(steps.allSatisfy { abs($0 - 0.04) < 1e-6 }, "\(steps)")
