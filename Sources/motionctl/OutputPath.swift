@@ -49,7 +49,7 @@ enum OutputPath {
         }
         // The output is written to a new file beside `path` and moved there: the folder must take new files.
         if access(folder, W_OK | X_OK) != 0 {
-            let error = SystemErrno(errno)
+            let error = systemError(errno)
             throw MotionError(
                 error.rawValue == EROFS ? .ioFailure : .permissionDenied,
                 "cannot create files in the folder \(folder); choose a folder you can write", at: .init(file: path),
@@ -71,4 +71,10 @@ enum OutputPath {
                 at: .init(file: path))
         }
     }
+}
+
+/// The error for an `errno` value, with the C library's text (`strerror(3)`), through `SystemErrno`'s public
+/// initialiser (the package one moves between modules).
+func systemError(_ code: Int32) -> SystemErrno {
+    SystemErrno(rawValue: code, text: String(cString: strerror(code)))
 }

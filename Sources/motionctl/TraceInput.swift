@@ -35,7 +35,7 @@ final class StandardInputPump: @unchecked Sendable {
     init() throws(MotionError) {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else {
-            throw MotionError(.ioFailure, "cannot create a pipe for stdin", underlying: SystemErrno(errno))
+            throw MotionError(.ioFailure, "cannot create a pipe for stdin", underlying: systemError(errno))
         }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)  // a full pipe must not keep the pump from seeing a signal
@@ -49,7 +49,7 @@ final class StandardInputPump: @unchecked Sendable {
         }, context)
         guard status == 0 else {
             Unmanaged<StandardInputPump>.fromOpaque(context).release()
-            throw MotionError(.ioFailure, "cannot start the thread that reads stdin", underlying: SystemErrno(status))
+            throw MotionError(.ioFailure, "cannot start the thread that reads stdin", underlying: systemError(status))
         }
         pthread_detach(thread)
     }
@@ -63,7 +63,7 @@ final class StandardInputPump: @unchecked Sendable {
             let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
-                printToStandardError("motionctl: error: reading <stdin> failed: \(SystemErrno(errno))")
+                printToStandardError("motionctl: error: reading <stdin> failed: \(systemError(errno))")
                 return
             }
             if count == 0 {  // the end of stdin: the rest as it is
