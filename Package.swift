@@ -91,7 +91,8 @@ let package = Package(
         .executableTarget(
             name: "motiond",
             dependencies: [
-                "MotionCore", "MotionService", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "MotionCore", "MotionIIO", "MotionService",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // A trace-only MotionManager program: links no device or service backend (LinkageTests checks it).
@@ -102,7 +103,7 @@ let package = Package(
             name: "motionctl",
             dependencies: [
                 "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO", "MotionClient", "MotionSystem", "MotionTesting",
-                "Motion", "MotionEvaluation",
+                "Motion", "MotionEvaluation", "MotionProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -56,6 +56,41 @@ offers() {  # offers WORD... : what bash completes for the last word, one line
 [[ "$(offers motionctl attitude --frame '')" == "arbitrary arbitrary-corrected magnetic-north true-north" ]] \
     || fail "bash completion does not offer the frames: $(offers motionctl attitude --frame '')"
 grep -q '^#compdef motionctl' "$root/share/zsh/site-functions/_motionctl" || fail "zsh completion header"
+# File arguments complete files: --trace offers .csv files and folders, --output also .jsonl files.
+files="$work/completion"
+mkdir -p "$files/sub"
+touch "$files/a.csv" "$files/b.jsonl" "$files/c.txt"
+[[ "$(offers motionctl stream --trace "$files/" | tr ' ' '\n' | sort | tr '\n' ' ')" == "$files/a.csv $files/sub " ]] \
+    || fail "bash completion of --trace: $(offers motionctl stream --trace "$files/")"
+[[ "$(offers motionctl simulate --output "$files/" | tr ' ' '\n' | sort | tr '\n' ' ')" \
+    == "$files/a.csv $files/b.jsonl $files/sub " ]] \
+    || fail "bash completion of --output: $(offers motionctl simulate --output "$files/")"
+grep -qF "_files -g '\''*.csv'\''" "$root/share/zsh/site-functions/_motionctl" || fail "zsh completion of --trace files"
+grep -qF "*.\\'csv\\'" "$root/share/fish/vendor_completions.d/motionctl.fish" || fail "fish completion of --trace files"
+
+# motiond's man page (section 8) and completions, as motionctl's.
+for file in share/man/man8/motiond.8 share/bash-completion/completions/motiond share/zsh/site-functions/_motiond \
+    share/fish/vendor_completions.d/motiond.fish; do
+    [ -s "$root/$file" ] || fail "missing $file"
+done
+daemon_page="$root/share/man/man8/motiond.8"
+warnings="$(groff -mandoc -Tutf8 -ww -z "$daemon_page" 2>&1)"
+[ -z "$warnings" ] || fail "motiond man page warnings: $warnings"
+rendered="$(groff -mandoc -Tutf8 -P-c "$daemon_page" 2> /dev/null | sed 's/.\x08//g')"
+for option in --claim-timeout --high-rate-group --polkit --state-directory; do
+    grep -q -- "$option" <<< "$rendered" || fail "motiond man page does not document $option"
+done
+grep -q '^#compdef motiond' "$root/share/zsh/site-functions/_motiond" || fail "motiond zsh completion header"
+daemon_offers="$(bash -c 'source "$1"; COMP_WORDS=(motiond --pol); COMP_CWORD=1; COMP_LINE="motiond --pol"
+    COMP_POINT=${#COMP_LINE}; _motiond motiond --pol motiond; echo "${COMPREPLY[*]}"' _ \
+    "$root/share/bash-completion/completions/motiond")"
+[[ "$daemon_offers" == "--polkit" ]] || fail "motiond bash completion does not offer --polkit: $daemon_offers"
+# Both binaries report their version the same way.
+for tool in motionctl motiond; do
+    "$root/bin/$tool" --version | sed -n 1p | grep -qx "$tool [0-9][0-9.]* (swift-motion)" || fail "$tool --version"
+    [ "$("$root/bin/$tool" --version | sed 1d)" = "$("$root/bin/motionctl" --version | sed 1d)" ] \
+        || fail "$tool --version does not list the libraries as motionctl does"
+done
 
 # motiond and its service files, where install.sh says.
 unit="$stage/usr/lib/systemd/system/motiond.service"

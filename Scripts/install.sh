@@ -5,7 +5,8 @@
 # Usage: Scripts/install.sh [--prefix DIR] [--destdir DIR]
 #   --prefix DIR   where the programs go (default /usr/local): DIR/bin/motionctl, DIR/bin/motiond,
 #                  DIR/share/man/man1/motionctl.1, DIR/share/bash-completion/completions/motionctl,
-#                  DIR/share/zsh/site-functions/_motionctl, DIR/share/fish/vendor_completions.d/motionctl.fish.
+#                  DIR/share/zsh/site-functions/_motionctl, DIR/share/fish/vendor_completions.d/motionctl.fish,
+#                  and the same for motiond: DIR/share/man/man8/motiond.8 and its three completions.
 #                  The system's files go where udev, systemd and dbus-daemon read them, whatever the prefix:
 #                  /etc/udev/rules.d/70-swift-motion.rules, /usr/lib/systemd/system/motiond.service (its ExecStart
 #                  is DIR/bin/motiond), /usr/lib/sysusers.d/motiond.conf,
@@ -46,6 +47,11 @@ python3 Scripts/generate-manual.py "$binary" "$generated/motionctl.1" --date "$d
 "$binary" --generate-completion-script bash > "$generated/motionctl.bash"
 "$binary" --generate-completion-script zsh > "$generated/_motionctl"
 "$binary" --generate-completion-script fish > "$generated/motionctl.fish"
+daemon=.build/release/motiond
+python3 Scripts/generate-manual.py "$daemon" "$generated/motiond.8" --date "$day" --section 8
+"$daemon" --generate-completion-script bash > "$generated/motiond.bash"
+"$daemon" --generate-completion-script zsh > "$generated/_motiond"
+"$daemon" --generate-completion-script fish > "$generated/motiond.fish"
 
 root="$destdir$prefix"
 install -D -m 755 "$binary" "$root/bin/motionctl"
@@ -58,7 +64,11 @@ echo "install: motionctl, its man page, bash/zsh/fish completions and the udev r
 
 # The service: the binary, its unit (ExecStart is where the binary is on the target system, without destdir),
 # its user and groups, its D-Bus policy and activation files.
-install -D -m 755 .build/release/motiond "$root/bin/motiond"
+install -D -m 755 "$daemon" "$root/bin/motiond"
+install -D -m 644 "$generated/motiond.8" "$root/share/man/man8/motiond.8"
+install -D -m 644 "$generated/motiond.bash" "$root/share/bash-completion/completions/motiond"
+install -D -m 644 "$generated/_motiond" "$root/share/zsh/site-functions/_motiond"
+install -D -m 644 "$generated/motiond.fish" "$root/share/fish/vendor_completions.d/motiond.fish"
 sed "s|@bindir@|$prefix/bin|g" Support/systemd/motiond.service > "$generated/motiond.service"
 if grep -q '@[a-z]*@' "$generated/motiond.service"; then
     echo "install: motiond.service still has a placeholder: $(grep '@[a-z]*@' "$generated/motiond.service")" >&2
@@ -73,7 +83,7 @@ install -D -m 644 Support/dbus/org.swiftmotion.Motion1.conf \
 for name in net.hadess.SensorProxy org.swiftmotion.Motion1; do
     install -D -m 644 "Support/dbus/$name.service" "$destdir/usr/share/dbus-1/system-services/$name.service"
 done
-echo "install: motiond ($prefix/bin/motiond), motiond.service, sysusers motiond.conf, the D-Bus policy" \
+echo "install: motiond ($prefix/bin/motiond, its man page and completions), motiond.service, sysusers motiond.conf, the D-Bus policy" \
     "org.swiftmotion.Motion1.conf and the activation of net.hadess.SensorProxy and org.swiftmotion.Motion1" \
     "are in ${destdir:-/}" >&2
 

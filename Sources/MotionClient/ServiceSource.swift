@@ -33,6 +33,31 @@ struct ServiceSampleProvider: MotionSampleProvider {
     func makeReader() -> any MotionSampleReader { ServiceInput(busAddress: busAddress) }
 }
 
+/// What a client asks the motion service before it subscribes.
+package enum MotionServiceQuery {
+    /// The period, in seconds, of the service's device for `sensors` at its current rate (`ListDevices`'
+    /// `sampling_frequency_hz`; the fastest when several devices have them), or `nil` when the service does not
+    /// say (not running: the subscription then reports it).
+    package static func currentDeviceInterval(for sensors: SensorSet, busAddress: String? = nil) -> Double? {
+        guard let client = try? ServiceClient(busAddress: busAddress),
+            case .array(_, let devices)? = try? client.call(Motion1Interface.Method.listDevices).first
+        else { return nil }
+        var fastest: Double?
+        for device in devices {
+            guard let entries = device.propertyEntries else { continue }
+            let properties = Dictionary(entries, uniquingKeysWith: { first, _ in first })
+            guard case .array(_, let names)? = properties["sensors"],
+                let rate = properties["sampling_frequency_hz"]?.doubleValue, rate > 0, rate.isFinite
+            else { continue }
+            let has = names.compactMap(\.stringValue).compactMap(SensorSet.init(shortNames:))
+                .reduce(into: SensorSet()) { $0.formUnion($1) }
+            guard !has.isDisjoint(with: sensors) else { continue }
+            fastest = max(fastest ?? 0, rate)
+        }
+        return fastest.map { 1 / $0 }
+    }
+}
+
 /// A connection to the motion service on a D-Bus loop of its own.
 final class ServiceClient: Sendable {
     static let name = Motion1Interface.name

@@ -78,6 +78,11 @@ package enum Motion1Interface {
         package var isEvent: Bool { self == .shake || self == .orientation || self == .steps || self == .activity }
     }
 
+    /// The polkit action of the high-rate right; the service names it when it refuses a rate for want of it.
+    package static let highRateAction = "org.swiftmotion.Motion1.high-rate"
+    /// The polkit action of opening a stream.
+    package static let claimSensorAction = "org.swiftmotion.Motion1.claim-sensor"
+
     /// Raw samples and device motion faster than this, in seconds (25 Hz), need the high-rate right: they carry
     /// enough of the device's vibration to reveal typing and speech.
     package static let highRateInterval = 0.04

@@ -1,5 +1,6 @@
 import MotionCore
 import MotionDBus
+import MotionProtocol
 
 /// Whether motiond asks polkit who may claim sensors and open streams.
 package enum PolkitUse: String, Sendable, CaseIterable {
@@ -22,13 +23,13 @@ package enum PolkitUse: String, Sendable, CaseIterable {
 final class PolkitAuthorizer {
     /// Opening a stream on `org.swiftmotion.Motion1`: by default the active session's user (iio-sensor-proxy's
     /// `net.hadess.SensorProxy.claim-sensor` defaults).
-    static let claimSensor = "org.swiftmotion.Motion1.claim-sensor"
+    static let claimSensor = Motion1Interface.claimSensorAction
     /// Claiming a sensor through `net.hadess.SensorProxy`: iio-sensor-proxy 3.4+'s own action, which the
     /// distributions' polkit rules name (same defaults; declared in Support/polkit too, for systems without it).
     static let sensorProxyClaimSensor = "net.hadess.SensorProxy.claim-sensor"
     /// Raw samples or device motion faster than 25 Hz, for a caller outside the high-rate group: by default an
     /// administrator only.
-    static let highRate = "org.swiftmotion.Motion1.high-rate"
+    static let highRate = Motion1Interface.highRateAction
 
     enum Decision {
         case allowed

@@ -21,7 +21,9 @@ struct ActivityCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
+        completion: .traceFile)
     var trace: String?
 
     @Option(help: "Replay speed: realtime, max (the default), or a factor such as 2 or 0.5.")
@@ -36,7 +38,7 @@ struct ActivityCommand: AsyncParsableCommand {
     var lenient = false
 
     func validate() throws {
-        try live.validateInput(trace: trace, speedGiven: speed != nil, lenient: lenient)
+        try live.validate(trace: trace, options: .traceOnly(speed: speed != nil, lenient: lenient))
     }
 
     func run() async throws {
@@ -61,7 +63,7 @@ struct ActivityCommand: AsyncParsableCommand {
     }
 
     func runTrace(_ trace: String) async throws(MotionError) {
-        let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
+        let reader = try openTrace(trace, lenient: lenient)
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: trace)
         let output = try EventOutput(format: format)

@@ -41,11 +41,13 @@ struct AttitudeCommand: AsyncParsableCommand {
             the calibrated magnetic field (µT, bias removed; 0 in the arbitrary frame) with its accuracy (-1 \
             uncalibrated, 0 low, 1 medium, 2 high). \
             --device reads live IIO devices instead (through MotionManager, until SIGINT or SIGTERM): one row per \
-            device motion update, from the first one on; --speed, --lenient and --sensors apply to --trace only.
+            device motion update, from the first one on; --speed, --lenient and --sensors apply to --trace only (refused with another input).
             """
     )
 
-    @Option(help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
+        completion: .traceFile)
     var trace: String?
 
     @OptionGroup var live: LiveEventOptions
@@ -85,8 +87,10 @@ struct AttitudeCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        try live.validateInput(trace: trace, speedGiven: speed != nil, lenient: lenient)
-        if live.isLive && sensors != nil { throw ValidationError("--sensors applies to --trace only.") }
+        try live.validate(
+            trace: trace,
+            options: .traceOnly(speed: speed != nil, lenient: lenient)
+                + [.init("--sensors", given: sensors != nil, for: [.trace])])
         guard predict >= 0, predict <= 1 else {
             throw ValidationError("--predict must be between 0 and 1 second, got \(predict).")
         }
@@ -122,6 +126,11 @@ struct AttitudeCommand: AsyncParsableCommand {
         return configuration
     }
 
+    /// The settings the configuration reads (`loadSettings`): the frame, and the declination for true north.
+    var settingsKeys: [String: Bool] {
+        ["deviceMotion.referenceFrame": frame != nil, "deviceMotion.magneticDeclination": declination != nil]
+    }
+
     /// Our metadata keys for `configuration`, after `metadata`'s.
     func describe(_ configuration: MotionConfiguration, input: String, in metadata: inout TraceMetadata) {
         let frame = configuration.referenceFrame
@@ -135,9 +144,9 @@ struct AttitudeCommand: AsyncParsableCommand {
     }
 
     func fuse(_ trace: String) async throws(MotionError) {
-        let configuration = motionConfiguration(try MotionSettings.load())
+        let configuration = motionConfiguration(try loadSettings(reading: settingsKeys))
         let frame = configuration.referenceFrame
-        let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
+        let reader = try openTrace(trace, lenient: lenient)
         defer { warnAboutSkippedRows(reader) }
         let chosen = sensors?.set ?? reader.sensors
         let needed = frame.requiredSensors
@@ -180,27 +189,48 @@ struct AttitudeCommand: AsyncParsableCommand {
     }
 
     /// Device motion from live devices through a `MotionManager`, one row per update (flushed), until SIGINT or
-    /// SIGTERM (status 0) or a device error.
+    /// SIGTERM (status 0) or a device error. Through the service: every sample at the device's current rate (25 Hz
+    /// when that needs a right the user lacks: `ServiceRates`).
     func fuseLive(_ source: MotionSource) async throws(MotionError) {
-        let configuration = motionConfiguration(try MotionSettings.load())
+        let configuration = motionConfiguration(try loadSettings(reading: settingsKeys))
         var metadata = TraceMetadata()
         describe(configuration, input: source.description, in: &metadata)
         metadata["clock"] = "boottime"
         let (format, all) = (output.format, self.all)
         let columns = all ? Self.allColumns : Self.quaternionColumns
-        try await LiveEventOptions.run(source, configuration: configuration) { [metadata] manager throws(MotionError) in
-            let writer = try TraceWriter(
-                fileDescriptor: 1, name: "<stdout>", format: format, recordType: "attitude", columns: columns,
-                metadata: metadata, flushing: .eachLine)
-            var values = [Double](repeating: 0, count: columns.count)
-            // Every update, in order: a slow stdout holds up to 1024 (then the newest are dropped), never conflated.
-            let updates = manager.deviceMotionUpdates(
-                using: configuration.referenceFrame, interval: 0, bufferingPolicy: .samplesDefault)
-            for try await motion in updates {
-                Self.fill(&values, with: motion, all: all)
-                try writer.write(recordAt: motion.timestamp, values: values)
+        // `demand`: the interval the service is asked for, or `nil` for a device (its own rate).
+        let attempt = { (demand: Double?) async throws(MotionError) -> Void in
+            try await LiveEventOptions.run(source, configuration: configuration) { [metadata] manager throws(MotionError) in
+                var writer: TraceWriter?  // made at the first update: a refused attempt writes nothing
+                var values = [Double](repeating: 0, count: columns.count)
+                // Every update, in order: a slow stdout holds up to 1024 (then the newest are dropped), never
+                // conflated.
+                let frame = configuration.referenceFrame
+                let updates =
+                    if let demand {
+                        manager.deviceMotionUpdates(
+                            using: frame, everySampleAskingRateOf: demand, bufferingPolicy: .samplesDefault)
+                    } else {
+                        manager.deviceMotionUpdates(using: frame, interval: 0, bufferingPolicy: .samplesDefault)
+                    }
+                for try await motion in updates {
+                    if writer == nil {
+                        writer = try TraceWriter(
+                            fileDescriptor: 1, name: "<stdout>", format: format, recordType: "attitude",
+                            columns: columns, metadata: metadata, flushing: .eachLine)
+                    }
+                    Self.fill(&values, with: motion, all: all)
+                    try writer?.write(recordAt: motion.timestamp, values: values)
+                }
+                try writer?.flush()
             }
-            try writer.flush()
+        }
+        if live.service {
+            try await ServiceRates.atCurrentRate(of: configuration.referenceFrame.requiredSensors) {
+                interval throws(MotionError) in try await attempt(interval)
+            }
+        } else {
+            try await attempt(nil)
         }
     }
 

@@ -37,6 +37,13 @@ struct ReplaySpeed: ExpressibleByArgument, Equatable, CustomStringConvertible {
 
 extension TraceFormat: ExpressibleByArgument {}
 
+extension CompletionKind {
+    /// `--trace`: the shells complete trace files (`.csv`).
+    static var traceFile: CompletionKind { .file(extensions: ["csv"]) }
+    /// `--output`: the shells complete the files a trace is written to (`.csv`, `.jsonl`), and folders.
+    static var outputFile: CompletionKind { .file(extensions: ["csv", "jsonl"]) }
+}
+
 extension FilterStart: ExpressibleByArgument {
     public init?(argument: String) {
         switch argument {

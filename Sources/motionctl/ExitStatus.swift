@@ -44,6 +44,7 @@ extension MotionError {
 /// pipe ends quietly with status 0.
 func report(_ error: MotionError) -> ExitCode {
     if error.isBrokenPipe { return .success }
+    if error.code == .cancelled && Interruption.isRequested { return .success }  // SIGINT/SIGTERM: nothing to say
     printToStandardError("motionctl: error: \(error)")
     return ExitCode(ExitStatus.status(for: error.code))
 }

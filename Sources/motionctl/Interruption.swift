@@ -29,6 +29,15 @@ enum Interruption {
         guard first else { return }
         signal(SIGPIPE, SIG_IGN)
         _ = requested.load(ordering: .relaxed)  // initialised here, never first in the handler
+        // Readable from the first signal on (never read): what a wait polls to end at once (`waitUntil`).
+        var wake: [Int32] = [-1, -1]
+        if pipe(&wake) == 0 {
+            for fd in wake {
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+            }
+            (signalWakeRead, signalWakeWrite) = (wake[0], wake[1])
+        }
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) == 0 {
             _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
@@ -42,6 +51,7 @@ enum Interruption {
                 if Interruption.requested.exchange(number, ordering: .relaxed) != 0 { _exit(128 + number) }
                 var byte: UInt8 = 1
                 _ = write(signalPipeWrite, &byte, 1)
+                _ = write(signalWakeWrite, &byte, 1)
             }
             sigemptyset(&handler.sa_mask)
             handler.sa_flags = SA_RESTART
@@ -57,6 +67,23 @@ enum Interruption {
 
     /// `true` once SIGINT or SIGTERM has arrived.
     static var isRequested: Bool { requested.load(ordering: .relaxed) != 0 }
+
+    /// A descriptor that becomes readable when SIGINT or SIGTERM arrives and stays so (a pipe the handler writes
+    /// to and nobody reads), for a thread that waits in `poll` to wake at once; -1 before ``install()``.
+    static var wakeDescriptor: Int32 { signalWakeRead }
+
+    /// Waits until `deadline` (seconds on `CLOCK_MONOTONIC`) or until SIGINT or SIGTERM arrives, whichever comes
+    /// first: a signal ends the wait at once, whatever thread it was delivered to.
+    static func waitUntil(monotonic deadline: Double) {
+        while !isRequested {
+            let left = deadline - Pacer.monotonicNow()
+            guard left > 0 else { return }
+            // Whole milliseconds, rounded up (at most a day per call): the loop then sees the deadline passed.
+            let milliseconds = Int32(min((left * 1000).rounded(.up), 86_400_000))
+            var poller = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(&poller, wakeDescriptor >= 0 ? 1 : 0, milliseconds)
+        }
+    }
 
     /// Sets what the watching thread runs when a signal arrives (`nil`: nothing).
     fileprivate static func setAction(_ newAction: (@Sendable () -> Void)?) {
@@ -84,6 +111,9 @@ enum Interruption {
 
 /// The pipe the signal handler writes to (set once, before the handlers are installed).
 nonisolated(unsafe) private var signalPipeWrite: Int32 = -1
+/// The pipe that stays readable once a signal has arrived (set once, before the handlers are installed).
+nonisolated(unsafe) private var signalWakeRead: Int32 = -1
+nonisolated(unsafe) private var signalWakeWrite: Int32 = -1
 
 /// Runs an async body and cancels it when SIGINT or SIGTERM arrives (``Interruption``), so a command waiting for
 /// device data stops at once (the capture then disables the device's buffer).

@@ -22,11 +22,13 @@ struct LiveDeviceOptions: ParsableArguments {
     var rate: Double?
 
     @Option(name: .customLong("batch"), help: ArgumentHelp(
-        "Seconds of data per wake-up (the buffer watermark is rate × this).", valueName: "seconds"))
-    var batchDuration: Double = 0.05
+        "Seconds of data per wake-up (the buffer watermark is rate × this; default 0.05).", valueName: "seconds"))
+    var batchOption: Double?
 
-    @Option(help: "How to read: automatic (buffered when possible), buffered or polled.")
-    var mode: CaptureModeArgument = .automatic
+    @Option(help: "How to read: automatic (buffered when possible; the default), buffered or polled.")
+    var mode: CaptureModeArgument?
+
+    var batchDuration: Double { batchOption ?? 0.05 }
 
     @Flag(name: .customLong("include-base"), help: "Also use accelerometers in the base of a convertible.")
     var includeBase = false
@@ -63,6 +65,17 @@ struct LiveDeviceOptions: ParsableArguments {
         "Exit with status 69 when the device goes away, instead of waiting for it to come back."))
     var exitOnDisconnect = false
 
+    /// The options of `--device` only, for a command that reads traces too (`stream`).
+    var deviceOnlyOptions: [InputSpecificOption] {
+        [
+            .init("--rate", given: rate != nil, for: [.device]), .init("--batch", given: batchOption != nil, for: [.device]),
+            .init("--mode", given: mode != nil, for: [.device]), .init("--include-base", given: includeBase, for: [.device]),
+        ] + mountMatrixOptions.map { .init($0.option, given: $0.text != nil, for: [.device]) } + [
+            .init("--timeout", given: timeout != nil, for: [.device]),
+            .init("--exit-on-disconnect", given: exitOnDisconnect, for: [.device]),
+        ]
+    }
+
     func validateDevice() throws {
         if let rate, !(rate > 0 && rate.isFinite) {
             throw ValidationError("--rate must be a positive number of hertz, got \(rate).")
@@ -87,7 +100,7 @@ struct LiveDeviceOptions: ParsableArguments {
             if let text, case .success(let matrix) = MountMatrix.parse(text) { overrides[kind] = matrix }
         }
         return CaptureConfiguration(
-            rate: rate ?? (interval > 0 ? 1 / interval : nil), batchDuration: batchDuration, mode: mode.mode,
+            rate: rate ?? (interval > 0 ? 1 / interval : nil), batchDuration: batchDuration, mode: (mode ?? .automatic).mode,
             timeout: timeout, mountMatrixOverrides: overrides)
     }
 }

@@ -26,39 +26,31 @@ struct LiveEventOptions: ParsableArguments {
     /// `true` with --device or --service.
     var isLive: Bool { device != nil || service }
 
-    /// Checks that exactly one input is chosen; `offersEvaluate` for a command with `--evaluate`.
-    func validate(
-        trace: String?, evaluate: Bool, speedGiven: Bool, lenient: Bool, offersEvaluate: Bool = true
-    ) throws {
-        let inputs = offersEvaluate ? "--trace, --device, --service and --evaluate" : "--trace, --device and --service"
-        if service {
-            if device != nil || trace != nil || evaluate {
-                throw ValidationError("Choose one of \(inputs).")
-            }
-            if includeBase || exitOnDisconnect {
-                throw ValidationError("--include-base and --exit-on-disconnect apply to --device only.")
-            }
-            if speedGiven || lenient { throw ValidationError("--speed and --lenient apply to --trace only.") }
-            return
-        }
-        guard let device else {
-            if includeBase { throw ValidationError("--include-base only works with --device.") }
-            if exitOnDisconnect { throw ValidationError("--exit-on-disconnect only works with --device.") }
-            return
-        }
-        if trace != nil || evaluate {
-            throw ValidationError("Choose one of \(inputs).")
-        }
-        if device.isEmpty { throw ValidationError("--device needs a value: auto, or a device's name or path.") }
-        if speedGiven || lenient { throw ValidationError("--speed and --lenient apply to --trace only.") }
+    /// The inputs of this group that were chosen, after `--trace` (given or not) and `--evaluate`.
+    func chosen(trace: String?, evaluate: Bool = false) -> [Input] {
+        [(Input.trace, trace != nil), (.device, device != nil), (.service, service), (.evaluate, evaluate)]
+            .filter(\.1).map(\.0)
     }
 
-    /// For a command without `--evaluate`: exactly one of `--trace`, `--device` and `--service`.
-    func validateInput(trace: String?, speedGiven: Bool, lenient: Bool) throws {
-        try validate(trace: trace, evaluate: false, speedGiven: speedGiven, lenient: lenient, offersEvaluate: false)
-        if trace == nil && !isLive {
-            throw ValidationError("Give an input: --trace FILE, --device auto|NAME|PATH, or --service.")
-        }
+    /// The options of `--device` only.
+    var deviceOnlyOptions: [InputSpecificOption] {
+        [
+            .init("--include-base", given: includeBase, for: [.device]),
+            .init("--exit-on-disconnect", given: exitOnDisconnect, for: [.device]),
+        ]
+    }
+
+    /// The one input check (`validateInput`) for a command with this group, `--trace` and the options of `other`
+    /// inputs; `offersEvaluate` for a command with `--evaluate`.
+    @discardableResult
+    func validate(
+        trace: String?, evaluate: Bool = false, offersEvaluate: Bool = false, options: [InputSpecificOption]
+    ) throws -> Input {
+        let offers: [Input] = offersEvaluate ? Input.allCases : [.trace, .device, .service]
+        let input = try validateInput(
+            chosen: chosen(trace: trace, evaluate: evaluate), offers: offers, options: deviceOnlyOptions + options)
+        if device?.isEmpty == true { throw ValidationError("--device needs a value: auto, or a device's name or path.") }
+        return input
     }
 
     /// The device source: when the device goes away, the events wait for a matching one (reported on stderr, as
@@ -80,6 +72,17 @@ struct LiveEventOptions: ParsableArguments {
         case .opened, .detailsChanged:
             break
         }
+    }
+
+    /// For the service: a subscription that only asks the service for `interval` (the events have no rate of their
+    /// own and would otherwise ask for every sample of the device at its highest rate), kept while `body` runs.
+    /// For a device: nothing (the device runs at its own rate). Its samples are not read: one at most is kept.
+    func askingRate(
+        _ interval: Double, of manager: MotionManager
+    ) -> MotionUpdates<MotionSample>? {
+        guard service else { return nil }
+        return manager.sampleUpdates(
+            sensors: .accelerometer, everySampleAskingRateOf: interval, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Runs `body` with a manager on the device until SIGINT or SIGTERM (status 0) or a device error (such as
@@ -108,6 +111,8 @@ protocol EventCommand {
     associatedtype Configuration
     var live: LiveEventOptions { get }
     var evaluation: EvaluationOptions { get }
+    /// The settings the configuration reads, each `true` when a flag given replaces it (`loadSettings`).
+    var settingsKeys: [String: Bool] { get }
     /// The detector's configuration: the settings, overridden by the flags.
     func configuration(_ settings: MotionSettings) -> Configuration
     /// Scores the detector on simulated labelled scenarios.
@@ -123,7 +128,7 @@ extension EventCommand {
     func runChosenInput() async throws {
         Interruption.install()
         do {
-            let configuration = configuration(try MotionSettings.load())
+            let configuration = configuration(try loadSettings(reading: settingsKeys))
             if evaluation.evaluate {
                 try evaluate(configuration)
             } else if let source = live.source {

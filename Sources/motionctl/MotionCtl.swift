@@ -31,6 +31,10 @@ struct MotionCtl: AsyncParsableCommand {
             print(versionReport)
             return
         }
+        if let unknown = unknownWord(in: arguments) {
+            printToStandardError("motionctl: error: \(unknown.message) (see 'motionctl\(unknown.command) --help')")
+            Glibc.exit(ExitStatus.usage)
+        }
         do {
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -51,6 +55,24 @@ struct MotionCtl: AsyncParsableCommand {
             }
             Glibc.exit(status.rawValue)
         }
+    }
+
+    /// An unknown command or option with the closest valid one (`Suggestions`), checked before parsing so that no
+    /// other check answers first; the command it was given to (` stream`), or `""` for none.
+    static func unknownWord(in arguments: [String]) -> (message: String, command: String)? {
+        guard let first = arguments.first, !first.hasPrefix("-") else { return nil }  // the parser's own answer
+        let commands = configuration.subcommands
+        guard let command = commands.first(where: { $0.configuration.commandName == first }) else {
+            guard first != "help" else { return nil }
+            let names = commands.compactMap { $0.configuration.commandName }
+            let suggestion = Suggestions.closest(to: first, among: names)
+            let list = suggestion == nil ? " The commands are \(names.joined(separator: ", "))." : ""
+            return (Suggestions.message(kind: "command", first, suggestion) + list, "")
+        }
+        guard let (word, suggestion) = Suggestions.unknownOption(in: Array(arguments.dropFirst()), of: command) else {
+            return nil
+        }
+        return (Suggestions.message(kind: "option", word, suggestion), " \(first)")
     }
 
     /// `motionctl --version`: ours, and the versions of the system libraries this process loaded.

@@ -24,7 +24,9 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
+        completion: .traceFile)
     var trace: String?
 
     @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
@@ -44,14 +46,23 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
     @OptionGroup var evaluation: EvaluationOptions
 
     func validate() throws {
-        try live.validate(trace: trace, evaluate: evaluation.evaluate, speedGiven: speed != nil, lenient: lenient)
-        if !live.isLive { try evaluation.validate(trace: trace) }
+        try live.validate(
+            trace: trace, evaluate: evaluation.evaluate, offersEvaluate: true,
+            options: .traceOnly(speed: speed != nil, lenient: lenient) + evaluation.evaluateOnlyOptions)
+        try evaluation.validateValues()
     }
 
     func run() async throws { try await runChosenInput() }
 
     func configuration(_ motionSettings: MotionSettings) -> OrientationClassifier<Double>.Configuration {
         settings.configuration(motionSettings)
+    }
+
+    var settingsKeys: [String: Bool] {
+        [
+            "orientation.cutoff": settings.cutoff != nil, "orientation.hysteresis": settings.hysteresis != nil,
+            "orientation.settleTime": settings.settleTime != nil,
+        ]
     }
 
     /// The changes of a live device, through a `MotionManager`, each printed (and flushed) as it settles.
@@ -61,7 +72,11 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
         let format = format
         let ispNames = ispNames
         let configuration = MotionConfiguration(orientation: orientationConfiguration)
+        let live = live
         try await LiveEventOptions.run(source, configuration: configuration) { manager throws(MotionError) in
+            // Through the service, 25 Hz, which everyone may ask (ServiceRates), before the changes subscribe.
+            let rate = live.askingRate(ServiceRates.orientationInterval, of: manager)
+            defer { withExtendedLifetime(rate) {} }
             let output = try EventOutput(format: format)
             if ispNames && format == .text {
                 try output.writeLine("=== Has accelerometer (orientation: undefined, tilt: undefined)")
@@ -77,7 +92,7 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
     /// The changes of the trace, replayed at `--speed`.
     func runTrace(_ configuration: OrientationClassifier<Double>.Configuration) async throws(MotionError) {
         let path = trace ?? "-"
-        let reader = try TraceReader(path: path, options: .init(lenient: lenient))
+        let reader = try openTrace(path, lenient: lenient)
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: path)
         let output = try EventOutput(format: format)

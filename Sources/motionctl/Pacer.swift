@@ -29,11 +29,10 @@ struct Pacer {
         return due > now ? due : nil
     }
 
-    /// Sleeps until `deadline` (seconds on `CLOCK_MONOTONIC`); returns early when a signal arrives.
+    /// Sleeps until `deadline` (seconds on `CLOCK_MONOTONIC`); returns at once when SIGINT or SIGTERM arrives,
+    /// whatever the gap or the speed (``Interruption/waitUntil(monotonic:)``).
     static func sleep(until deadline: Double) {
-        let seconds = deadline.rounded(.down)
-        var target = timespec(tv_sec: Int(seconds), tv_nsec: Int((deadline - seconds) * 1e9))
-        _ = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &target, nil)
+        Interruption.waitUntil(monotonic: deadline)
     }
 
     /// Seconds on `CLOCK_MONOTONIC`.

@@ -26,7 +26,7 @@ struct RecordCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp(
         "The trace file to write; '-' is stdout. An existing file is kept unless --overwrite is given.",
-        valueName: "file"))
+        valueName: "file"), completion: .outputFile)
     var output: String
 
     @Flag(help: "Replace the --output file if it exists (atomically, once samples arrive).")
@@ -38,11 +38,12 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Sensors to record, comma-separated (default: all the device has).", valueName: "accel,gyro,mag"))
     var sensors: SensorList?
 
-    @Option(help: "Output format: csv (the canonical trace format) or jsonl.")
-    var format: TraceFormat = .csv
+    @Option(help: "Output format: csv (the canonical trace format) or jsonl (default: --output's extension, else csv).")
+    var format: TraceFormat?
 
     func validate() throws {
         try live.validateDevice()
+        _ = try OutputPath.format(of: output, given: format)
         if let duration, !(duration > 0 && duration.isFinite) {
             throw ValidationError("--duration must be a positive number of seconds, got \(duration).")
         }
@@ -51,7 +52,8 @@ struct RecordCommand: AsyncParsableCommand {
     func run() async throws {
         Interruption.install()
         do {
-            if !overwrite { try TraceOutputFile.checkAbsent(output) }  // before waiting for any device
+            try OutputPath.check(output, overwrite: overwrite)  // before waiting for any device
+            let format = (try? OutputPath.format(of: output, given: format)) ?? .csv
             let session = LiveSession(
                 options: live, selector: DeviceSelector(live.device ?? "auto"), wanted: sensors?.set ?? .all,
                 interval: 0, filter: nil,

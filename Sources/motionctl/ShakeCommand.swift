@@ -28,7 +28,9 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
+        completion: .traceFile)
     var trace: String?
 
     @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
@@ -51,10 +53,12 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
     var seismic: Double?
 
     func validate() throws {
-        try live.validate(trace: trace, evaluate: evaluation.evaluate, speedGiven: speed != nil, lenient: lenient)
-        if !live.isLive { try evaluation.validate(trace: trace) }
+        try live.validate(
+            trace: trace, evaluate: evaluation.evaluate, offersEvaluate: true,
+            options: .traceOnly(speed: speed != nil, lenient: lenient) + evaluation.evaluateOnlyOptions
+                + [.init("--seismic", given: seismic != nil, for: [.evaluate])])
+        try evaluation.validateValues()
         if let seismic {
-            guard evaluation.evaluate else { throw ValidationError("--seismic only works with --evaluate.") }
             guard seismic > 0, seismic.isFinite else {
                 throw ValidationError("--seismic must be a positive number of m/s², got \(seismic).")
             }
@@ -67,25 +71,44 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
         sensitivity.configuration(settings)
     }
 
+    var settingsKeys: [String: Bool] {
+        [
+            "shake.threshold": sensitivity.threshold != nil, "shake.minimumReversals": sensitivity.reversals != nil,
+            "shake.maximumDuration": sensitivity.maximumDuration != nil,
+        ]
+    }
+
     /// The shakes of a live device, through a `MotionManager`, each event printed (and flushed) as it happens.
     func runLive(
         _ source: MotionSource, _ shakeConfiguration: ShakeDetector<Double>.Configuration
     ) async throws(MotionError) {
         let format = format
         let configuration = MotionConfiguration(shake: shakeConfiguration)
-        try await LiveEventOptions.run(source, configuration: configuration) { manager throws(MotionError) in
-            let output = try EventOutput(format: format)
-            for try await event in manager.shakeEvents() {
-                try Self.write(event, to: output)
-                try output.flush()
+        let live = live
+        do {
+            try await LiveEventOptions.run(source, configuration: configuration) { manager throws(MotionError) in
+                // Through the service, the detector's rate (ServiceRates), before the events subscribe.
+                let rate = live.askingRate(ServiceRates.shakeInterval, of: manager)
+                defer { withExtendedLifetime(rate) {} }
+                let output = try EventOutput(format: format)
+                for try await event in manager.shakeEvents() {
+                    try Self.write(event, to: output)
+                    try output.flush()
+                }
             }
+        } catch where live.service && error.code == .permissionDenied {
+            throw MotionError(
+                .permissionDenied,
+                "shake needs \(ServiceRates.hertz(ServiceRates.shakeInterval)) Hz, the slowest rate the detector "
+                    + "is validated at (Docs/MotionEvents.md), and the motion service refused it: \(error.message)",
+                underlying: error.underlying)
         }
     }
 
     /// The shakes of the trace, replayed at `--speed`.
     func runTrace(_ configuration: ShakeDetector<Double>.Configuration) async throws(MotionError) {
         let path = trace ?? "-"
-        let reader = try TraceReader(path: path, options: .init(lenient: lenient))
+        let reader = try openTrace(path, lenient: lenient)
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: path)
         let output = try EventOutput(format: format)
@@ -288,33 +311,45 @@ struct EvaluationOptions: ParsableArguments {
     @Option(
         name: .customLong("scenario-seeds"),
         help: ArgumentHelp(
-            "With --evaluate: the scenario seeds, N or FIRST-LAST (the noise seed is the scenario seed).",
-            valueName: "range"))
-    var scenarioSeeds = SeedRange(first: 1000, last: 1199)
+            "With --evaluate: the scenario seeds, N or FIRST-LAST (the noise seed is the scenario seed; default "
+                + "1000-1199).", valueName: "range"))
+    var scenarioSeedsOption: SeedRange?
 
-    @Option(help: ArgumentHelp("With --evaluate: sample rate.", valueName: "hz"))
-    var rate: Double = 100
+    @Option(name: .customLong("rate"), help: ArgumentHelp("With --evaluate: sample rate (default 100).", valueName: "hz"))
+    var rateOption: Double?
 
     @Option(
         name: .customLong("accel-noise"),
         help: ArgumentHelp(
-            "With --evaluate: accelerometer white noise, standard deviation.", valueName: "g"))
-    var accelerometerNoise: Double = 0.005
+            "With --evaluate: accelerometer white noise, standard deviation (default 0.005).", valueName: "g"))
+    var accelerometerNoiseOption: Double?
 
-    @Option(help: ArgumentHelp("With --evaluate: timestamp jitter, standard deviation.", valueName: "seconds"))
-    var jitter: Double = 0
+    @Option(
+        name: .customLong("jitter"),
+        help: ArgumentHelp("With --evaluate: timestamp jitter, standard deviation (default 0).", valueName: "seconds"))
+    var jitterOption: Double?
 
     @Flag(help: "With --evaluate: also list every miss and false or wrong event.")
     var verbose = false
 
-    func validate(trace: String?) throws {
-        if evaluate {
-            guard trace == nil else { throw ValidationError("Choose one of --trace and --evaluate.") }
-        } else {
-            guard trace != nil else {
-                throw ValidationError("Give an input: --trace FILE, --device auto|NAME|PATH, or --evaluate.")
-            }
-        }
+    var scenarioSeeds: SeedRange { scenarioSeedsOption ?? SeedRange(first: 1000, last: 1199) }
+    var rate: Double { rateOption ?? 100 }
+    var accelerometerNoise: Double { accelerometerNoiseOption ?? 0.005 }
+    var jitter: Double { jitterOption ?? 0 }
+
+    /// The options of `--evaluate` only.
+    var evaluateOnlyOptions: [InputSpecificOption] {
+        [
+            .init("--scenario-seeds", given: scenarioSeedsOption != nil, for: [.evaluate]),
+            .init("--rate", given: rateOption != nil, for: [.evaluate]),
+            .init("--accel-noise", given: accelerometerNoiseOption != nil, for: [.evaluate]),
+            .init("--jitter", given: jitterOption != nil, for: [.evaluate]),
+            .init("--verbose", given: verbose, for: [.evaluate]),
+        ]
+    }
+
+    /// Checks the values (which input they go with is `validateInput`'s check).
+    func validateValues() throws {
         guard rate > 0, rate.isFinite, rate <= 10_000 else {
             throw ValidationError("--rate must be more than 0 and at most 10000 Hz, got \(rate).")
         }

@@ -65,16 +65,17 @@ struct SimulateCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp(
         "Where to write the trace; '-' is stdout. An existing file is kept unless --overwrite is given.",
-        valueName: "file"))
+        valueName: "file"), completion: .outputFile)
     var output: String = "-"
 
     @Flag(help: "Replace the --output file if it exists (atomically, once the trace is written).")
     var overwrite = false
 
-    @Option(help: "Output format: csv (the canonical trace format) or jsonl.")
-    var format: TraceFormat = .csv
+    @Option(help: "Output format: csv (the canonical trace format) or jsonl (default: --output's extension, else csv).")
+    var format: TraceFormat?
 
     func validate() throws {
+        _ = try OutputPath.format(of: output, given: format)
         guard Scenario.libraryNames.contains(scenario) else {
             throw ValidationError("Unknown scenario '\(scenario)'; choose one of \(Scenario.libraryNames.joined(separator: ", ")).")
         }
@@ -111,6 +112,7 @@ struct SimulateCommand: ParsableCommand {
     }
 
     func simulate() throws(MotionError) {
+        try OutputPath.check(output, overwrite: overwrite)
         guard var script = Scenario.named(scenario, seed: scenarioSeed) else {
             throw MotionError(.invalidArgument, "unknown scenario '\(scenario)'")
         }
@@ -127,14 +129,14 @@ struct SimulateCommand: ParsableCommand {
         let file = try TraceOutputFile(path: output, existing: overwrite ? .replace : .refuse)
         defer { file.close() }
         let writer = try TraceWriter(
-            fileDescriptor: file.fileDescriptor, name: file.name, format: format,
+            fileDescriptor: file.fileDescriptor, name: file.name, format: (try? OutputPath.format(of: output, given: format)) ?? .csv,
             sensors: options.sensors, metadata: metadata)
         for sample in simulation {
             if Interruption.isRequested { break }
             try writer.write(sample.rounded(toSignificantDigits: digits))
         }
         try writer.flush()
-        try file.commit()
+        try OutputPath.commit(file, path: output)
     }
 }
 

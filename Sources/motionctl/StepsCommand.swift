@@ -23,7 +23,9 @@ struct StepsCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
+        completion: .traceFile)
     var trace: String?
 
     @Option(help: "Replay speed: realtime, max (the default), or a factor such as 2 or 0.5.")
@@ -50,7 +52,7 @@ struct StepsCommand: AsyncParsableCommand {
     var lenient = false
 
     func validate() throws {
-        try live.validateInput(trace: trace, speedGiven: speed != nil, lenient: lenient)
+        try live.validate(trace: trace, options: .traceOnly(speed: speed != nil, lenient: lenient))
         if height != nil && stepLength != nil { throw ValidationError("Choose one of --height and --step-length.") }
         // The flags accept what the settings accept (SettingFlags.swift).
         try validateFlag("--height", height, setting: "pedometer.height")
@@ -67,7 +69,10 @@ struct StepsCommand: AsyncParsableCommand {
     func run() async throws {
         Interruption.install()
         do {
-            let model = stepLengthModel(try MotionSettings.load())
+            // --height or a --step-length above 0 replaces both settings (stepLengthModel).
+            let replaced = height != nil || (stepLength ?? 0) > 0
+            let model = stepLengthModel(
+                try loadSettings(reading: ["pedometer.height": replaced, "pedometer.stepLength": replaced]))
             if let source = live.source {
                 try await runLive(source, model)
             } else {
@@ -100,7 +105,7 @@ struct StepsCommand: AsyncParsableCommand {
     }
 
     func runTrace(_ trace: String, _ model: StepLengthModel) async throws(MotionError) {
-        let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
+        let reader = try openTrace(trace, lenient: lenient)
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: trace)
         let output = try StepsOutput(format: format)

@@ -18,11 +18,14 @@ struct StreamCommand: AsyncParsableCommand {
             In CSV the trace's comment and metadata lines are kept (attribution included) and the processing is \
             added as metadata. \
             With --device (auto, a name, label, id, sysfs path or /dev node) samples come from live IIO devices \
-            instead, at --rate; --speed and --lenient do not apply. See Docs/Devices.md.
+            instead, at --rate; --speed and --lenient are refused there, as the device options are with --trace. \
+            See Docs/Devices.md.
             """
     )
 
-    @Option(help: ArgumentHelp("The trace to replay, in the canonical CSV format; '-' reads stdin.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("The trace to replay, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
+        completion: .traceFile)
     var trace: String?
 
     // Live devices instead of a trace: --device, --rate, … (LiveDevices.swift, Docs/Devices.md).
@@ -32,8 +35,10 @@ struct StreamCommand: AsyncParsableCommand {
         "Read the motion service (motiond) instead: its raw samples, shared with other programs (Docs/Service.md)."))
     var service = false
 
-    @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
-    var speed: ReplaySpeed = .realtime
+    @Option(name: .customLong("speed"), help: "Replay speed: realtime (the default), max, or a factor such as 2 or 0.5.")
+    var speedOption: ReplaySpeed?
+
+    var speed: ReplaySpeed { speedOption ?? .realtime }
 
     @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
     var lenient = false
@@ -42,10 +47,11 @@ struct StreamCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        guard [trace != nil, live.device != nil, service].filter({ $0 }).count == 1 else {
-            throw ValidationError("Give one of --trace FILE, --device auto|NAME|PATH and --service.")
-        }
-        if !service { try live.validateDevice() }
+        let chosen = [(Input.trace, trace != nil), (.device, live.device != nil), (.service, service)]
+        let input = try validateInput(
+            chosen: chosen.filter(\.1).map(\.0), offers: [.trace, .device, .service],
+            options: .traceOnly(speed: speedOption != nil, lenient: lenient) + live.deviceOnlyOptions)
+        if input == .device { try live.validateDevice() }
     }
 
     func run() async throws {
@@ -65,6 +71,7 @@ struct StreamCommand: AsyncParsableCommand {
 
     /// Live samples through the same filters and output as a trace (LiveDevices.swift).
     func streamDevice(_ device: String) async throws(MotionError) {
+        if let asked = processing.sensors?.set { try Self.requireSensors(asked, of: device, includeBase: live.includeBase) }
         var extra: [(String, String)] = []
         if let filter = processing.filter { extra.append(("filter", filter.description)) }
         if processing.interval > 0 { extra.append(("update_interval_s", "\(processing.interval)")) }
@@ -78,8 +85,24 @@ struct StreamCommand: AsyncParsableCommand {
         try await SignalCancellation.run { try await session.run() }
     }
 
+    /// Fails at once with a usage error when the devices `selector` picks lack a sensor of `--sensors` (as for a
+    /// trace without its columns), naming the sensor and the devices; when none matches, the session says so.
+    static func requireSensors(_ asked: SensorSet, of selector: String, includeBase: Bool) throws(MotionError) {
+        let sources = DeviceSelector(selector).sources(
+            from: try IIODeviceDiscovery.devices(includeBase: includeBase), sensors: asked)
+        guard !sources.isEmpty else { return }
+        let has = sources.reduce(SensorSet()) { $0.union($1.device.sensorSet) }
+        guard !has.isSuperset(of: asked) else { return }
+        let names = sources.map { "\($0.device.id) (\($0.device.name))" }.joined(separator: ", ")
+        throw MotionError(
+            .invalidArgument,
+            "--sensors asks for \(asked.subtracting(has)), which --device \(selector) does not have: \(names) has "
+                + "\(has); choose --sensors among those")
+    }
+
     /// The motion service's samples, through a `MotionManager` on `MotionSource.service()`: the same filters,
-    /// interval and output as `--device`, until SIGINT or SIGTERM.
+    /// interval and output as `--device`, until SIGINT or SIGTERM. Without `--interval`, every sample at the
+    /// device's current rate (25 Hz when that needs a right the user lacks: `ServiceRates`).
     func streamService() async throws(MotionError) {
         var configuration = MotionConfiguration()
         configuration.sensorFilter = processing.filter
@@ -90,28 +113,49 @@ struct StreamCommand: AsyncParsableCommand {
         if let filter = processing.filter { metadata["filter"] = filter.description }
         if processing.interval > 0 { metadata["update_interval_s"] = "\(processing.interval)" }
         let (wanted, interval, format) = (processing.sensors?.set ?? .all, processing.interval, output.format)
-        try await LiveEventOptions.run(.service(), configuration: configuration) { [metadata] manager throws(MotionError) in
-            let available = manager.availableSensors
-            // Nothing available: the service cannot be reached, and the subscription says why.
-            let sensors = available.isEmpty ? wanted : wanted.intersection(available)
-            guard !sensors.isEmpty else {
-                throw MotionError(
-                    .deviceNotFound,
-                    "the motion service has no \(wanted) sensor; it has \(available.isEmpty ? "none" : "\(available)")")
+        // `demand`: the interval the service is asked for, each sample delivered (no --interval), or `nil` for
+        // --interval's grid.
+        let attempt = { (demand: Double?) async throws(MotionError) -> Void in
+            try await LiveEventOptions.run(.service(), configuration: configuration) { [metadata] manager throws(MotionError) in
+                let available = manager.availableSensors
+                // Nothing available: the service cannot be reached, and the subscription says why.
+                let sensors = available.isEmpty ? wanted : wanted.intersection(available)
+                guard !sensors.isEmpty else {
+                    throw MotionError(
+                        .deviceNotFound,
+                        "the motion service has no \(wanted) sensor; it has \(available.isEmpty ? "none" : "\(available)")")
+                }
+                let updates =
+                    if let demand {
+                        manager.sampleUpdates(
+                            sensors: sensors, everySampleAskingRateOf: demand, bufferingPolicy: .samplesDefault)
+                    } else {
+                        manager.sampleUpdates(sensors: sensors, interval: interval)
+                    }
+                var writer: TraceWriter?  // made at the first sample: a refused attempt writes nothing
+                for try await sample in updates {
+                    if writer == nil {
+                        writer = try TraceWriter(
+                            fileDescriptor: 1, name: "<stdout>", format: format, sensors: sensors, metadata: metadata,
+                            flushing: .eachLine)
+                    }
+                    try writer?.write(sample)
+                }
+                try writer?.flush()
             }
-            let writer = try TraceWriter(
-                fileDescriptor: 1, name: "<stdout>", format: format, sensors: sensors, metadata: metadata,
-                flushing: .eachLine)
-            for try await sample in manager.sampleUpdates(sensors: sensors, interval: interval) {
-                try writer.write(sample)
+        }
+        if interval > 0 {
+            try await attempt(nil)
+        } else {
+            try await ServiceRates.atCurrentRate(of: wanted, hint: " (--interval chooses another rate)") {
+                interval throws(MotionError) in try await attempt(interval)
             }
-            try writer.flush()
         }
     }
 
     func stream() async throws(MotionError) {
         let trace = self.trace ?? "-"
-        let reader = try TraceReader(path: trace, options: .init(lenient: lenient))
+        let reader = try openTrace(trace, lenient: lenient)
         defer { warnAboutSkippedRows(reader) }
         let sensors = processing.sensors?.set ?? reader.sensors
         guard reader.sensors.isSuperset(of: sensors) else {

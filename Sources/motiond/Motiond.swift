@@ -1,5 +1,6 @@
 import ArgumentParser
 import MotionCore
+import MotionIIO
 import MotionService
 
 #if canImport(Glibc)
@@ -22,19 +23,25 @@ struct Motiond: ParsableCommand, Sendable {
     @Option(help: "The devices: auto, or a device's name, label, id (iio:device0), sysfs path or /dev node.")
     var device = "auto"
 
+    /// The longest `--claim-timeout` and `--batch-duration`, in seconds: more is a mistake, not a setting.
+    static let longestClaimTimeout = 3600.0
+    static let longestBatchDuration = 10.0
+
     @Flag(help: "Also use accelerometers in the base of a convertible.")
     var includeBase = false
 
     @Option(help: "The orientation rules: swift-motion (debounced) or iio-sensor-proxy (its exact rules).")
     var orientationRules: OrientationRules = .swiftMotion
 
-    @Option(help: "The folder of the saved calibration (default: $STATE_DIRECTORY, set by systemd; none without it).")
+    @Option(
+        help: "The folder of the saved calibration, an absolute path (default: $STATE_DIRECTORY, set by systemd; none without it).",
+        completion: .directory)
     var stateDirectory: String?
 
     @Flag(name: [.short, .long], help: "Take the bus name from a running iio-sensor-proxy (or motiond).")
     var replace = false
 
-    @Option(help: "Seconds a first Claim waits for the sensor's first value before it fails.")
+    @Option(help: "Seconds a first Claim waits for the sensor's first value before it fails: more than 0, at most 3600.")
     var claimTimeout = 10.0
 
     @Option(help: "The group whose members may open raw streams faster than 25 Hz (root may too).")
@@ -43,7 +50,7 @@ struct Motiond: ParsableCommand, Sendable {
     @Option(help: "Ask polkit who may claim sensors and open streams: auto (when it runs), on (always), off.")
     var polkit: PolkitUse = .auto
 
-    @Option(help: "Seconds of samples per wake-up of the device at most (its buffer watermark is rate × this, at least one sample): lower cuts the streams' latency, higher the CPU time.")
+    @Option(help: "Seconds of samples per wake-up of the device at most (its buffer watermark is rate × this, at least one sample): lower cuts the streams' latency, higher the CPU time. More than 0, at most 10.")
     var batchDuration = 0.05
 
     @Flag(inversion: .prefixedNo, help: "Wake up at least once per interval of the fastest stream when that is shorter than --batch-duration, so that records wait at most that long in the device's buffer (one sample per wake-up at a 1 kHz stream). --no-low-latency always takes --batch-duration of samples per wake-up (less CPU time).")
@@ -88,11 +95,22 @@ struct Motiond: ParsableCommand, Sendable {
             throw ValidationError(
                 "--max-polkit-checks-per-user must be at most 25: the bus lets the service wait for 128 replies at once")
         }
-        guard claimTimeout > 0, claimTimeout.isFinite else {
-            throw ValidationError("--claim-timeout must be a positive number of seconds, not \(claimTimeout)")
+        guard claimTimeout > 0, claimTimeout <= Self.longestClaimTimeout else {
+            throw ValidationError(
+                "--claim-timeout must be more than 0 and at most \(Int(Self.longestClaimTimeout)) seconds, not \(claimTimeout)")
         }
-        guard batchDuration > 0, batchDuration.isFinite else {
-            throw ValidationError("--batch-duration must be a positive number of seconds, not \(batchDuration)")
+        guard batchDuration > 0, batchDuration <= Self.longestBatchDuration else {
+            throw ValidationError(
+                "--batch-duration must be more than 0 and at most \(Int(Self.longestBatchDuration)) seconds, not \(batchDuration)")
+        }
+        guard !device.isEmpty else {
+            throw ValidationError("--device needs a value: auto, or a device's name, label, id, sysfs path or /dev node")
+        }
+        guard !highRateGroup.isEmpty, !highRateGroup.contains(where: { $0 == ":" || $0 == "/" || $0 == " " }) else {
+            throw ValidationError("--high-rate-group must be a group name (no ':', '/' or spaces), not '\(highRateGroup)'")
+        }
+        if let stateDirectory, !stateDirectory.hasPrefix("/") {
+            throw ValidationError("--state-directory must be an absolute path (starting with '/'), not '\(stateDirectory)'")
         }
     }
 
@@ -110,6 +128,41 @@ struct Motiond: ParsableCommand, Sendable {
             Self.log("error: \(error)")
             throw ExitCode(error.code == .permissionDenied ? 77 : 1)
         }
+    }
+
+    /// `motiond --version`: the format of `motionctl --version` (Docs/CLI.md): ours, and the versions of the system
+    /// libraries this process loaded, each with its file.
+    static var versionReport: String {
+        let iio = SystemLibraries.libiioFile.map { " (\($0))" } ?? ""
+        let udev = SystemLibraries.libudevFile.map {
+            "libudev \(SystemLibraries.version(ofLibraryFile: $0) ?? "(version unknown)") (\($0))"
+        } ?? "libudev (not found in /proc/self/maps)"
+        return "motiond \(SwiftMotion.version) (swift-motion)\nlibiio \(SystemLibraries.libiioVersion)\(iio)\n\(udev)"
+    }
+
+    /// `--claim-timeout -1` becomes `--claim-timeout=-1`, as motionctl does: the argument parser would take `-1`
+    /// for an option and report a missing value, where the option's own check names its allowed range.
+    static func joiningNegativeValues(_ arguments: [String]) -> [String] {
+        var result: [String] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let word = arguments[index]
+            let next = index + 1 < arguments.endIndex ? arguments[index + 1] : nil
+            if word == "--" {
+                result += arguments[index...]
+                break
+            }
+            if word.hasPrefix("--"), !word.contains("="), let next, next.count > 1, next.first == "-",
+                next.dropFirst().first.map({ $0.isNumber || $0 == "." }) == true
+            {
+                result.append("\(word)=\(next)")
+                index += 2
+            } else {
+                result.append(word)
+                index += 1
+            }
+        }
+        return result
     }
 
     /// One line on standard error (the journal under systemd).

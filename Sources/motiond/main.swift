@@ -8,9 +8,14 @@ import Glibc
 // Top-level code runs on the main thread before any other thread exists: block the stop signals here, so that
 // every thread inherits the mask and only the service's loop takes them.
 MotionDaemon.blockStopSignals()
+let arguments = Motiond.joiningNegativeValues(Array(CommandLine.arguments.dropFirst()))
+if arguments == ["--version"] {
+    print(Motiond.versionReport)
+    exit(0)
+}
 let options: Motiond
 do {
-    options = try Motiond.parse()  // --help and --version exit here
+    options = try Motiond.parse(arguments)  // --help exits here
 } catch {
     Motiond.exit(withError: error)
 }

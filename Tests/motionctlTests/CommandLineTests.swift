@@ -17,14 +17,74 @@ import Testing
         (["stream", "--trace", trace, "--high-pass", "1"], "--high-pass must be a factor α with 0 < α < 1"),
         (["attitude", "--trace", trace, "--predict", "-1"], "--predict must be between 0 and 1 second, got -1.0"),
         (["simulate", "--scenario", "walking", "--rate", "-100"], "--rate must be a positive number of hertz"),
-        (["shake"], "Give an input: --trace FILE, --device auto|NAME|PATH, or --evaluate."),
-        (["orientation"], "Give an input: --trace FILE, --device auto|NAME|PATH, or --evaluate."),
+        (["shake"], "Give an input: --trace FILE, --device auto|NAME|PATH, --service, or --evaluate."),
+        (["orientation"], "Give an input: --trace FILE, --device auto|NAME|PATH, --service, or --evaluate."),
+        (["stream"], "Give an input: --trace FILE, --device auto|NAME|PATH, or --service."),
     ])
     func rejectsOutOfRangeValuesByName(arguments: [String], message: String) async throws {
         let result = try await Motionctl.run(arguments)
         #expect(result.status == 64)
         #expect(result.stderr.contains(message), "\(result.stderr)")
         #expect(!result.stderr.contains("Missing value"))
+    }
+
+    /// An option of another input is refused, naming the option and the input it applies to, instead of being
+    /// ignored. Each of these ran before, with the option silently dropped.
+    @Test(arguments: [
+        (["stream", "--trace", trace, "--mount-matrix", "0, 1, 0; 1, 0, 0; 0, 0, 1"], "--mount-matrix applies to --device only, not to --trace."),
+        (["stream", "--trace", trace, "--gyro-mount-matrix", "0, 1, 0; 1, 0, 0; 0, 0, 1"], "--gyro-mount-matrix applies to --device only, not to --trace."),
+        (["stream", "--trace", trace, "--rate", "100"], "--rate applies to --device only, not to --trace."),
+        (["stream", "--trace", trace, "--mode", "polled"], "--mode applies to --device only, not to --trace."),
+        (["stream", "--trace", trace, "--timeout", "1"], "--timeout applies to --device only, not to --trace."),
+        (["stream", "--trace", trace, "--batch", "0.1"], "--batch applies to --device only, not to --trace."),
+        (["stream", "--service", "--rate", "100"], "--rate applies to --device only, not to --service."),
+        (["stream", "--device", "auto", "--speed", "2"], "--speed applies to --trace only, not to --device."),
+        (["stream", "--device", "auto", "--lenient"], "--lenient applies to --trace only, not to --device."),
+        (["stream", "--service", "--speed", "max"], "--speed applies to --trace only, not to --service."),
+        (["stream", "--trace", trace, "--service"], "Choose one of --trace, --device and --service; given --trace and --service."),
+        (["attitude", "--service", "--sensors", "accel,gyro"], "--sensors applies to --trace only, not to --service."),
+        (["orientation", "--trace", trace, "--include-base"], "--include-base applies to --device only, not to --trace."),
+        (["shake", "--service", "--exit-on-disconnect"], "--exit-on-disconnect applies to --device only, not to --service."),
+        (["shake", "--trace", trace, "--rate", "50"], "--rate applies to --evaluate only, not to --trace."),
+        (["shake", "--trace", trace, "--seismic", "13"], "--seismic applies to --evaluate only, not to --trace."),
+        (["orientation", "--evaluate", "--speed", "2"], "--speed applies to --trace only, not to --evaluate."),
+        (["steps", "--service", "--lenient"], "--lenient applies to --trace only, not to --service."),
+    ])
+    func refusesOptionsOfAnotherInput(arguments: [String], message: String) async throws {
+        let result = try await Motionctl.run(arguments)
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    /// An unknown option or command is named with the closest valid one, whatever else is missing (`--trac FILE`
+    /// used to answer "Give an input: --trace FILE, …").
+    @Test(arguments: [
+        (["stream", "--trac", "x.csv"], "Unknown option '--trac'. Did you mean '--trace'? (see 'motionctl stream --help')"),
+        (["stream", "-t", "x.csv"], "Unknown option '-t'. Did you mean '--trace'? (see 'motionctl stream --help')"),
+        (["stream", "--device", "auto", "--mount-matrx=1, 0, 0; 0, 1, 0; 0, 0, 1"], "Unknown option '--mount-matrx'. Did you mean '--mount-matrix'?"),
+        (["shake", "--trace", trace, "--treshold", "0.3"], "Unknown option '--treshold'. Did you mean '--threshold'? (see 'motionctl shake --help')"),
+        (["attitude", "--trace", trace, "--frme", "true-north"], "Unknown option '--frme'. Did you mean '--frame'?"),
+        (["stream", "--trace", trace, "--zzzzzz"], "Unknown option '--zzzzzz'. (see 'motionctl stream --help')"),
+        (["strem", "--trace", "x.csv"], "Unknown command 'strem'. Did you mean 'stream'? (see 'motionctl --help')"),
+        (["orientaton"], "Unknown command 'orientaton'. Did you mean 'orientation'?"),
+        (["frobnicate"], "Unknown command 'frobnicate'. The commands are stream, attitude, simulate,"),
+    ])
+    func namesTheClosestValidWord(arguments: [String], message: String) async throws {
+        let result = try await Motionctl.run(arguments)
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("motionctl: error: Unknown "), "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+    }
+
+    /// Values that look like options are still values: `--trace -`, a negative number, a matrix.
+    @Test func valuesAreNotTakenForUnknownOptions() async throws {
+        let excerpt = "Recordings/broad-slow-rotation-excerpt.csv"
+        let stdin = try await Motionctl.run(
+            ["stream", "--trace", "-", "--speed", "max"], stdin: Data("t,ax,ay,az\n0,0,-1,0\n".utf8))
+        #expect(stdin.status == 0, "\(stdin.stderr)")
+        let negative = try await Motionctl.run(["attitude", "--trace", excerpt, "--declination", "-1", "--frame", "true-north"])
+        #expect(negative.status == 0, "\(negative.stderr)")
     }
 
     /// A negative number is still taken as a value with '=', and in a mount matrix that starts with '-'.

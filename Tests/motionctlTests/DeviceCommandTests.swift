@@ -15,8 +15,10 @@ final class RunningMotionctl: @unchecked Sendable {
     private let errPipe = Pipe()
 
     /// Starts `motionctl arguments` (the built one, or `executable`), through `launcher` (such as
-    /// `setpriv … --`) when given.
-    init(_ arguments: [String], launcher: [String] = [], executable: URL = Motionctl.executable) throws {
+    /// `setpriv … --`) when given; stdin is `/dev/null`, or `stdin` (a pipe the test writes).
+    init(
+        _ arguments: [String], launcher: [String] = [], executable: URL = Motionctl.executable, stdin: Pipe? = nil
+    ) throws {
         if let first = launcher.first {
             process.executableURL = URL(fileURLWithPath: first)
             process.arguments = Array(launcher.dropFirst()) + [executable.path] + arguments
@@ -25,7 +27,7 @@ final class RunningMotionctl: @unchecked Sendable {
             process.arguments = arguments
         }
         process.currentDirectoryURL = Motionctl.packageRoot
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = stdin ?? FileHandle.nullDevice
         process.standardOutput = outPipe
         process.standardError = errPipe
         outPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
@@ -256,6 +258,23 @@ struct DeviceCommandTests {
             #expect(result.status == 69)
             #expect(try FileManager.default.contentsOfDirectory(atPath: (file as NSString).deletingLastPathComponent)
                 .isEmpty)
+        }
+    }
+
+    /// `--sensors` naming a sensor the device lacks fails at once, naming the sensor and the device, as it does
+    /// for a trace without the columns (it used to stream the accelerometer alone); the buffer is never enabled.
+    @Test func streamRefusesASensorTheDeviceLacks() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            for device in ["auto", "lis3dh"] {
+                let result = try await Motionctl.run(["stream", "--device", device, "--sensors", "accel,gyro"])
+                #expect(result.status == 64, "\(result.stderr)")
+                #expect(result.stderr.contains(
+                    "--sensors asks for gyro, which --device \(device) does not have: iio:device0 (lis3dh) has accel; "
+                        + "choose --sensors among those"), "\(result.stderr)")
+                #expect(result.stdout.isEmpty)
+            }
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
         }
     }
 
@@ -549,7 +568,7 @@ struct DeviceCommandTests {
 
             let usage = try await Motionctl.run(["attitude", "--device", "auto", "--speed", "2"])
             #expect(usage.status == 64)
-            #expect(usage.stderr.contains("--speed and --lenient apply to --trace only"))
+            #expect(usage.stderr.contains("--speed applies to --trace only, not to --device."))
         }
     }
 
@@ -584,7 +603,7 @@ struct DeviceCommandTests {
 
             let usage = try await Motionctl.run(["orientation", "--trace", "x.csv", "--exit-on-disconnect"])
             #expect(usage.status == 64)
-            #expect(usage.stderr.contains("--exit-on-disconnect only works with --device."))
+            #expect(usage.stderr.contains("--exit-on-disconnect applies to --device only, not to --trace."))
         }
     }
 

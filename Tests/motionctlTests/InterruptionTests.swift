@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// SIGINT and SIGTERM on the trace commands: the first signal ends a paced replay cleanly (status 0, whole lines,
@@ -31,21 +32,112 @@ import Testing
         #expect(last.contains("\"phase\":\"cancelled\"") && last.contains("\"reason\":\"interrupted\"") || last.contains("\"phase\":\"ended\""))
     }
 
-    /// Reading an idle stdin, the first SIGINT cannot end the command (the read goes on); the second exits with 130.
+    /// A 6-axis trace at 100 Hz, lying still, with a gap of `gap` seconds after its first second.
+    static func traceWithAGap(_ gap: Double) -> String {
+        var text = "t,ax,ay,az,gx,gy,gz\n"
+        for i in 0..<100 { text += "\(Double(i) * 0.01),0,-1,0,0,0,0\n" }
+        for i in 0..<100 { text += "\(1 + gap + Double(i) * 0.01),0,-1,0,0,0,0\n" }
+        return text
+    }
+
+    /// Sends SIGINT once `child` catches it and has printed what `ready` waits for; returns the seconds from the
+    /// signal to the exit, and the status.
+    static func interrupt(_ child: RunningMotionctl, when ready: (RunningMotionctl) -> Bool) async throws
+        -> (seconds: Double, status: Int32)
+    {
+        #expect(
+            try await child.wait(timeout: 30) { catchesInterrupt($0.process.processIdentifier) && ready($0) },
+            "\(child.stderr)")
+        // The exit's time as Foundation sees it (its own thread), not when this task next runs: on a loaded
+        // machine the tests' few threads may be busy for seconds.
+        let exited = Mutex<Date?>(nil)
+        child.process.terminationHandler = { _ in exited.withLock { $0 = Date() } }
+        let start = Date()
+        kill(child.process.processIdentifier, SIGINT)
+        let status = try await child.exitStatus()
+        let seconds = exited.withLock { $0 }.map { $0.timeIntervalSince(start) } ?? .infinity
+        return (seconds, status)
+    }
+
+    /// SIGINT in a 60 s gap of a paced replay ends it at once (it used to wait for the next sample, up to 59 s
+    /// on): a generous bound, 2 s, stated as such, where it used to take the rest of the gap (7 s of an 8 s gap
+    /// in the issue); status 0, whole lines, nothing after the gap. The gap is long so that a loaded machine
+    /// cannot make the test miss it.
+    @Test(arguments: ["stream", "attitude", "shake", "orientation"])
+    func aSignalEndsAPacedReplayDuringAGap(command: String) async throws {
+        let trace = try Motionctl.temporaryFile(Self.traceWithAGap(60))
+        let child = try RunningMotionctl(
+            [command, "--trace", trace, "--speed", "realtime"] + (command == "orientation" ? ["--format", "jsonl"] : []))
+        // In the gap: the last row before it has been written (stream, attitude), or 1.2 s have passed.
+        let started = Date()
+        let (seconds, status) = try await Self.interrupt(child) { child in
+            ["stream", "attitude"].contains(command)
+                ? child.lines.last?.hasPrefix("0.99") == true : Date().timeIntervalSince(started) > 1.2
+        }
+        #expect(status == 0, "\(child.stderr)")
+        #expect(seconds < 2, "ended \(seconds) s after SIGINT, within a 60 s gap")
+        #expect(child.stdout.isEmpty || child.stdout.hasSuffix("\n"))
+        #expect(!child.lines.contains { $0.hasPrefix("6") }, "a row after the gap")
+        #expect(child.stderr.isEmpty, "\(child.stderr)")
+    }
+
+    /// At --speed 1e-9 the second sample is due in 10⁷ s: SIGINT ends the replay at once all the same.
+    @Test func aSignalEndsAVerySlowReplay() async throws {
+        let child = try RunningMotionctl(
+            ["stream", "--trace", "Recordings/broad-slow-rotation-excerpt.csv", "--speed", "1e-9"])
+        let (seconds, status) = try await Self.interrupt(child) { $0.lines.contains { $0.first?.isNumber == true } }
+        #expect(status == 0, "\(child.stderr)")
+        #expect(seconds < 2, "ended \(seconds) s after SIGINT, with the next sample due in 10⁷ s")
+        #expect(child.lines.filter { $0.first?.isNumber == true }.count == 1)
+        #expect(child.stderr.isEmpty, "\(child.stderr)")
+    }
+
+    /// Reading an idle stdin (`--trace -`): SIGINT ends the command at once with status 0 and the rows so far; a
+    /// partial line received is not taken (it used to go on reading, then exit with a parse error).
+    @Test(arguments: ["stream", "shake"])
+    func aSignalEndsAReplayOfAnIdleStandardInput(command: String) async throws {
+        let input = Pipe()
+        let child = try RunningMotionctl(
+            [command, "--trace", "-", "--speed", "max"] + (command == "stream" ? ["--flush"] : []), stdin: input)
+        try input.fileHandleForWriting.write(contentsOf: Data("t,ax,ay,az\n0,0,-1,0\n0.01,0,-1,0\n0.02,0,-1".utf8))
+        let (seconds, status) = try await Self.interrupt(child) { child in
+            command != "stream" || child.lines.last == "0.01,0,-1,0"
+        }
+        try input.fileHandleForWriting.close()
+        #expect(status == 0, "\(child.stderr)")
+        #expect(seconds < 2, "ended \(seconds) s after SIGINT on an idle stdin")
+        #expect(child.stderr.isEmpty, "\(child.stderr)")
+        if command == "stream" { #expect(child.lines.suffix(2) == ["0,0,-1,0", "0.01,0,-1,0"]) }
+    }
+
+    /// SIGINT before stdin has given the trace's header: status 0, nothing printed.
+    @Test func aSignalBeforeTheHeaderEndsQuietly() async throws {
+        let input = Pipe()
+        let child = try RunningMotionctl(["stream", "--trace", "-"], stdin: input)
+        let (seconds, status) = try await Self.interrupt(child) { _ in true }
+        try input.fileHandleForWriting.close()
+        #expect(status == 0, "\(child.stderr)")
+        #expect(seconds < 2)
+        #expect(child.stdout.isEmpty && child.stderr.isEmpty, "\(child.stdout)\(child.stderr)")
+    }
+
+    /// Blocked writing to a full output pipe nobody reads, the first SIGINT cannot end the command (the write goes
+    /// on); the second exits at once with 130.
     @Test func theSecondSignalExitsAtOnce() async throws {
         let process = Process()
         process.executableURL = Motionctl.executable
-        process.arguments = ["stream", "--trace", "-"]
-        let input = Pipe()
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
+        process.arguments = ["stream", "--trace", "Recordings/broad-slow-rotation-excerpt.csv", "--speed", "max"]
+        process.currentDirectoryURL = Motionctl.packageRoot
+        let output = Pipe()  // never read: it fills at 64 KiB
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        try input.fileHandleForWriting.write(contentsOf: Data("t,ax,ay,az\n0,0,0,-1\n".utf8))
         let installed = Date().addingTimeInterval(10)
         while !catchesInterrupt(process.processIdentifier) && Date() < installed {
             try await Task.sleep(for: .milliseconds(20))
         }
+        try await Task.sleep(for: .milliseconds(300))  // the pipe fills
         // Signals sent close together may merge into one; keep sending until the process has gone (at most 10 s).
         let deadline = Date().addingTimeInterval(10)
         while process.isRunning && Date() < deadline {
@@ -54,7 +146,6 @@ import Testing
         }
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
-        try input.fileHandleForWriting.close()
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 128 + SIGINT)
     }

@@ -91,4 +91,37 @@ import Testing
         let help = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(help.contains("Allowed: a number of g in (0, 10] (shake.threshold)."))
     }
+
+    /// One bad key in the settings file (`shake.threshold = abc`) fails only a command that uses it without the
+    /// flag that replaces it, naming the file, the line and the key; the others run and warn once on stderr (all
+    /// of these used to exit with 64).
+    @Test func aBadSettingOnlyStopsTheCommandsThatUseIt() async throws {
+        let home = NSTemporaryDirectory() + "swift-motion-xdg-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: home + "/swift-motion", withIntermediateDirectories: true)
+        let file = home + "/swift-motion/settings.conf"
+        try "# tuned by hand\norientation.cutoff = 2\nshake.threshold = abc\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let environment = ["XDG_CONFIG_HOME": home]
+        let accelerometer = try Motionctl.temporaryFile(Self.accelerometer)
+        let sixAxis = try Motionctl.temporaryFile(Self.accelerometerAndGyroscope)
+        let problem = "\(file):3: shake.threshold: expected a number of g in (0, 10], found \"abc\""
+
+        let shake = try await Motionctl.run(["shake", "--trace", accelerometer, "--speed", "max"], environment: environment)
+        #expect(shake.status == 64, "\(shake.stderr)")
+        #expect(shake.stderr == "motionctl: error: \(problem)\n", "\(shake.stderr)")
+
+        let replaced = try await Motionctl.run(
+            ["shake", "--trace", accelerometer, "--speed", "max", "--threshold", "0.3"], environment: environment)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(replaced.stderr == "motionctl: warning: \(problem) (ignored: a flag replaces it; motionctl settings lists every problem)\n")
+
+        for command in [["attitude", "--trace", sixAxis], ["orientation", "--trace", accelerometer], ["steps", "--trace", accelerometer]] {
+            let result = try await Motionctl.run(command + ["--speed", "max"], environment: environment)
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            #expect(result.stderr == "motionctl: warning: \(problem) (ignored: this command does not use it; motionctl settings lists every problem)\n", "\(command)")
+        }
+        // The good line before the bad one still counts, and `settings` reports the problem as an error.
+        let settings = try await Motionctl.run(["settings"], environment: environment)
+        #expect(settings.status == 64)
+        #expect(settings.stderr.contains(problem))
+    }
 }

@@ -108,4 +108,68 @@ import Testing
         #expect(result.status == 74)
         #expect(result.stderr.contains("/nonexistent/dir/x.csv"))
     }
+
+    /// `--output` is checked before any work: a directory (with or without --overwrite: it used to be written, then
+    /// reported "kept" in a .partial file already deleted), a missing folder, stdout with --overwrite. Each fails
+    /// at once naming the path, and leaves nothing behind.
+    @Test func outputIsCheckedBeforeAnyWork() async throws {
+        let folder = (try Motionctl.temporaryPath(name: "x") as NSString).deletingLastPathComponent
+        let simulate = ["simulate", "--scenario", "tumbling", "--repeat", "20"]
+        for extra in [[], ["--overwrite"]] {
+            let result = try await Motionctl.run(simulate + ["--output", folder] + extra)
+            #expect(result.status == 64, "\(result.stderr)")
+            #expect(result.stderr.contains("\(folder): --output names a directory; give a file name, such as \(folder)/trace.csv"), "\(result.stderr)")
+            #expect(!result.stderr.contains("kept"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+        }
+        let missing = try await Motionctl.run(simulate + ["--output", folder + "/no/such/trace.csv"])
+        #expect(missing.status == 74, "\(missing.stderr)")
+        #expect(missing.stderr.contains("the folder \(folder)/no/such/ does not exist"), "\(missing.stderr)")
+        let stdout = try await Motionctl.run(simulate + ["--output", "-", "--overwrite"])
+        #expect(stdout.status == 64, "\(stdout.stderr)")
+        #expect(stdout.stderr.contains("--overwrite applies to a file; --output - is stdout"), "\(stdout.stderr)")
+        #expect(stdout.stdout.isEmpty)
+    }
+
+    /// A folder this user cannot write: status 77 at once, naming the folder (as uid 65534: root writes anywhere).
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func anUnwritableFolderIsRefusedAtOnce() async throws {
+        let folder = (try Motionctl.temporaryPath(name: "x") as NSString).deletingLastPathComponent
+        chmod(folder, 0o755)  // root's: others may enter, not create
+        let child = try RunningMotionctl(
+            ["simulate", "--scenario", "walking", "--output", folder + "/walk.csv"],
+            launcher: ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        #expect(try await child.exitStatus() == 77, "\(child.stderr)")
+        #expect(child.stderr.contains("cannot create files in the folder \(folder)/; choose a folder you can write"), "\(child.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+    }
+
+    /// The format follows the extension unless --format is given; a --format that contradicts it is refused,
+    /// naming both.
+    @Test func theFormatFollowsTheExtension() async throws {
+        let jsonl = try Motionctl.temporaryPath(name: "walk.jsonl")
+        let written = try await Motionctl.run(["simulate", "--scenario", "walking", "--output", jsonl])
+        #expect(written.status == 0, "\(written.stderr)")
+        let text = try String(contentsOfFile: jsonl, encoding: .utf8)
+        #expect(text.hasPrefix("{\"type\":\"metadata\""), "\(text.prefix(100))")
+        let csv = try Motionctl.temporaryPath(name: "walk.csv")
+        let plain = try await Motionctl.run(["simulate", "--scenario", "walking", "--output", csv])
+        #expect(try String(contentsOfFile: csv, encoding: .utf8).hasPrefix("#"), "\(plain.stderr)")
+        let clash = try Motionctl.temporaryPath(name: "walk.csv")
+        let refused = try await Motionctl.run(["simulate", "--scenario", "walking", "--output", clash, "--format", "jsonl"])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("--format jsonl contradicts the extension of --output \(clash) (csv)"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: clash))
+        let recordClash = try await Motionctl.run(["record", "--output", "x.jsonl", "--format", "csv"])
+        #expect(recordClash.status == 64)
+        #expect(recordClash.stderr.contains("--format csv contradicts the extension of --output x.jsonl (jsonl)"))
+    }
+
+    /// `record --output DIR` fails at once, before waiting for a device.
+    @Test func recordChecksItsOutputFirst() async throws {
+        let folder = (try Motionctl.temporaryPath(name: "x") as NSString).deletingLastPathComponent
+        let result = try await Motionctl.run(["record", "--output", folder, "--overwrite"])
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("--output names a directory"))
+    }
 }

@@ -71,6 +71,94 @@ struct ServiceSourceTests {
         }
     }
 
+    /// `command` as uid 65534 with no groups: outside the high-rate group, as a desktop user is.
+    static func asNobody(_ command: [String]) -> [String] {
+        ["--reuid=65534", "--regid=65534", "--clear-groups", Self.motionctl] + command
+    }
+
+    /// The `t` of each `{"type":"sample",…}` line.
+    static func sampleTimes(_ text: String) -> [Double] {
+        text.split(separator: "\n").compactMap { line in
+            guard line.hasPrefix("{\"type\":\"sample\",\"t\":") else { return nil }
+            return Double(line.dropFirst(21).prefix { $0 != "," })
+        }
+    }
+
+    @Test(
+        "Given no interval, --service commands ask what they need: a user outside the high-rate group is served",
+        .requires(.setpriv))
+    func unprivilegedDefaults() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)  // 100 Hz of 1…400 Hz
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let feeder = fixture.feedInRealTime()
+            defer { feeder.cancel() }
+            // stream first, while the device runs at its 100 Hz: that needs the right, so it says so and reads 25 Hz, one sample per 0.04 s.
+            let stream = try fixture.bus.start(
+                "/usr/bin/setpriv", Self.asNobody(["stream", "--service", "--format", "jsonl"]))
+            defer { stream.stop() }
+            #expect(try await stream.wait(timeout: 20) { Self.sampleTimes($0).count > 10 }, "\(stream.text)")
+            #expect(stream.text.contains(
+                "motionctl: note: the device runs at 100 Hz, faster than the 25 Hz the motion service gives without "
+                    + "its high-rate right (the group motion, Docs/Service.md); reading at 25 Hz (--interval chooses "
+                    + "another rate)\n"), "\(stream.text)")
+            let times = Self.sampleTimes(stream.text)
+            let steps = zip(times.dropFirst(), times).map { $0 - $1 }
+            #expect(steps.allSatisfy { abs($0 - 0.04) < 1e-6 }, "\(steps)")
+            stream.send(SIGINT)
+            #expect(try await stream.waitForExit(timeout: 10) == 0, "\(stream.text.suffix(300))")
+            // orientation asks 25 Hz (it used to ask 0.0005 s and be refused).
+            let orientation = try fixture.bus.start(
+                "/usr/bin/setpriv", Self.asNobody(["orientation", "--service", "--format", "jsonl"]))
+            defer { orientation.stop() }
+            #expect(try await orientation.wait(timeout: 20) { $0.contains("\"orientation\":\"portrait\"") }, "\(orientation.text)")
+            orientation.send(SIGINT)
+            #expect(try await orientation.waitForExit(timeout: 10) == 0, "\(orientation.text)")
+            // shake needs 50 Hz, which the service refuses this user: status 77, and why.
+            let shake = try await fixture.bus.run("/usr/bin/setpriv", Self.asNobody(["shake", "--service"]), timeout: 20)
+            #expect(shake.status == 77, "\(shake.output)")
+            #expect(shake.output.contains("motionctl: error: shake needs 50 Hz, the slowest rate the detector is validated at"), "\(shake.output)")
+            #expect(shake.output.contains("group 'motion'"), "\(shake.output)")
+        }
+    }
+
+    @Test("Given no interval, root's --service commands leave the shared device at the rate they need, not its highest")
+    func rootDoesNotRaiseTheRate() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)  // 100 Hz of 1…400 Hz
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let feeder = fixture.feedInRealTime()
+            defer { feeder.cancel() }
+            // stream: every sample at the device's current 100 Hz (it used to raise the device to 400 Hz).
+            let stream = try fixture.bus.start(Self.motionctl, ["stream", "--service", "--format", "jsonl"])
+            defer { stream.stop() }
+            #expect(try await stream.wait(timeout: 20) { Self.sampleTimes($0).count > 30 }, "\(stream.text)")
+            #expect(testbed.attribute(fixture.accelerometer, "sampling_frequency") == "100")
+            let times = Self.sampleTimes(stream.text)
+            let steps = zip(times.dropFirst(), times).map { $0 - $1 }
+            #expect(steps.allSatisfy { abs($0 - 0.01) < 1e-6 }, "\(steps)")
+            stream.send(SIGINT)
+            #expect(try await stream.waitForExit(timeout: 10) == 0, "\(stream.text.suffix(300))")
+            // orientation alone: 25 Hz.
+            let orientation = try fixture.bus.start(Self.motionctl, ["orientation", "--service", "--format", "jsonl"])
+            defer { orientation.stop() }
+            #expect(try await orientation.wait(timeout: 20) { $0.contains("\"orientation\":\"portrait\"") }, "\(orientation.text)")
+            #expect(await eventually { testbed.attribute(fixture.accelerometer, "sampling_frequency") == "25" })
+            // shake alone: 50 Hz.
+            orientation.send(SIGINT)
+            #expect(try await orientation.waitForExit(timeout: 10) == 0)
+            let shake = try fixture.bus.start(Self.motionctl, ["shake", "--service"])
+            defer { shake.stop() }
+            #expect(await eventually { testbed.attribute(fixture.accelerometer, "sampling_frequency") == "50" })
+            shake.send(SIGINT)
+            #expect(try await shake.waitForExit(timeout: 10) == 0, "\(shake.text)")
+        }
+    }
+
     @Test("--service without a running service: status 69 and a message that says to start it")
     func noService() async throws {
         let bus = try await PrivateSystemBus()

@@ -1,0 +1,111 @@
+import MotionCore
+import MotionTrace
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Opens the trace of a trace command: a file as it is; stdin (`--trace -`) that is not a regular file (a pipe, a
+/// terminal) through ``StandardInputPump``, so that SIGINT or SIGTERM ends the command at once even while no input
+/// comes. Interrupted before the trace's header arrived: `cancelled` (status 0, nothing printed).
+func openTrace(_ path: String, lenient: Bool) throws(MotionError) -> TraceReader {
+    var info = stat()
+    guard path == "-", fstat(0, &info) == 0, info.st_mode & S_IFMT != S_IFREG else {
+        return try TraceReader(path: path, options: .init(lenient: lenient))
+    }
+    let pump = try StandardInputPump()
+    do {
+        return try TraceReader(fileDescriptor: pump.output, name: "<stdin>", options: .init(lenient: lenient))
+    } catch where Interruption.isRequested {
+        throw MotionError(.cancelled, "interrupted before the trace's header arrived")
+    }
+}
+
+/// Copies stdin, whole lines at a time, to a pipe the trace reader reads, on a thread of its own that waits in
+/// `poll` on stdin and on ``Interruption/wakeDescriptor``: at SIGINT or SIGTERM it closes the pipe at once, so the
+/// reader sees the end of its input however long stdin stays idle; a partial line read so far is dropped (at the
+/// end of stdin it is passed on, for the reader to report as truncated). The pipe's read end lives as long as the
+/// process.
+final class StandardInputPump: @unchecked Sendable {
+    /// The read end, for the trace reader.
+    let output: Int32
+    private let input: Int32 = 0
+    private let writeEnd: Int32
+
+    init() throws(MotionError) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else {
+            throw MotionError(.ioFailure, "cannot create a pipe for stdin", underlying: systemError(errno))
+        }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)  // a full pipe must not keep the pump from seeing a signal
+        (output, writeEnd) = (fds[0], fds[1])
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let status = pthread_create(&thread, nil, { context in
+            let pump = Unmanaged<StandardInputPump>.fromOpaque(context!).takeRetainedValue()
+            pump.run()
+            return nil
+        }, context)
+        guard status == 0 else {
+            Unmanaged<StandardInputPump>.fromOpaque(context).release()
+            throw MotionError(.ioFailure, "cannot start the thread that reads stdin", underlying: systemError(status))
+        }
+        pthread_detach(thread)
+    }
+
+    private func run() {
+        defer { close(writeEnd) }
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            guard waitFor(input, events: POLLIN) else { return }  // a signal
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                printToStandardError("motionctl: error: reading <stdin> failed: \(systemError(errno))")
+                return
+            }
+            if count == 0 {  // the end of stdin: the rest as it is
+                _ = writeAll(pending[...])
+                return
+            }
+            pending += buffer[..<count]
+            if let newline = pending.lastIndex(of: UInt8(ascii: "\n")) {
+                guard writeAll(pending[...newline]) else { return }
+                pending.removeFirst(newline + 1)
+            }
+        }
+    }
+
+    /// Writes `bytes` to the pipe, waiting while it is full; `false` when a signal came first (or the reader went).
+    private func writeAll(_ bytes: ArraySlice<UInt8>) -> Bool {
+        var rest = bytes
+        while !rest.isEmpty {
+            let count = rest.withUnsafeBytes { write(writeEnd, $0.baseAddress, $0.count) }
+            if count > 0 {
+                rest = rest.dropFirst(count)
+            } else if count < 0 && (errno == EAGAIN || errno == EINTR) {
+                guard waitFor(writeEnd, events: POLLOUT) else { return false }
+            } else {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Waits until `fd` is ready for `events` (`true`) or a signal has arrived (`false`).
+    private func waitFor(_ fd: Int32, events: Int32) -> Bool {
+        while !Interruption.isRequested {
+            var fds = [
+                pollfd(fd: fd, events: Int16(events), revents: 0),
+                pollfd(fd: Interruption.wakeDescriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = poll(&fds, 2, -1)
+            if ready < 0 && errno == EINTR { continue }
+            if fds[1].revents != 0 { return false }
+            return true  // ready, or an error or hang-up the read or write then reports
+        }
+        return false
+    }
+}
