@@ -176,10 +176,16 @@ final class MotionEngine: Sendable {
             case .activity: (.accelerometer, "activity updates")
             }
         let available = reader.availableSensors()
-        guard !available.isEmpty, !available.isSuperset(of: required) else { return nil }
+        // Samples of several sensors carry those the source has (the others' fields are nil): one is enough.
+        let enough =
+            if case .samples = stream { !available.isDisjoint(with: required) } else {
+                available.isSuperset(of: required)
+            }
+        guard !available.isEmpty, !enough else { return nil }
         return MotionError(
             .unsupported,
-            "\(what) need \(required.subtracting(available)), which the \(source.provider) lacks: it has \(available)")
+            "\(what) need \(required.subtracting(available)), which the \(source.provider) lacks: it has \(available)"
+        )
     }
 
     /// Starts the producer if subscriptions wait for it.

@@ -8,10 +8,8 @@ import TestThreads
 
 /// `.computeBound` (TestSupport/): the tests it marks run off Swift's cooperative pool, on ComputeThreads.
 @Suite struct ComputeBoundTraitTests {
-    /// Whether the caller runs on one of ComputeThreads' threads (named by it).
-    static func onAComputeThread() -> Bool {
-        Thread.current.name?.hasPrefix(ComputeThreads.threadNamePrefix) == true
-    }
+    /// Whether the caller runs on one of ComputeThreads' threads.
+    static func onAComputeThread() -> Bool { ComputeThreads.shared.isCurrentThread() }
 
     @Test(.computeBound) func aMarkedTestRunsOnAComputeThread() {
         #expect(Self.onAComputeThread(), "ran on \(Thread.current.name ?? "an unnamed thread")")

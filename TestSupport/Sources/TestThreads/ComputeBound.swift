@@ -58,11 +58,17 @@ public final class ComputeThreads: TaskExecutor, @unchecked Sendable {
     // The queue: `jobs[next...]` wait; emptied when drained.
     private var jobs: [UnownedJob] = []
     private var next = 0
+    /// The threads, as they started (a thread's name is no proof: libdispatch renames a thread that runs its
+    /// work, such as a `DispatchQueue.sync` from a test).
+    private var threads: [pthread_t] = []
 
     private init(threadCount: Int) {
         for index in 0..<threadCount {
             let thread = Thread {
                 Thread.current.name = "\(Self.threadNamePrefix) \(index + 1)"  // set before start, it is lost on Linux
+                self.condition.lock()
+                self.threads.append(pthread_self())
+                self.condition.unlock()
                 Self.lowerPriority()
                 self.runJobs()
             }
@@ -78,6 +84,14 @@ public final class ComputeThreads: TaskExecutor, @unchecked Sendable {
         var parameters = sched_param(sched_priority: 0)
         _ = pthread_setschedparam(pthread_self(), schedIdle, &parameters)
         #endif
+    }
+
+    /// Whether the calling thread is one of these.
+    public func isCurrentThread() -> Bool {
+        let current = pthread_self()
+        condition.lock()
+        defer { condition.unlock() }
+        return threads.contains { pthread_equal($0, current) != 0 }
     }
 
     /// Queues `job` for the first thread that is free.
