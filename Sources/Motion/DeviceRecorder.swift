@@ -57,13 +57,16 @@ public struct DeviceRecorder: Sendable {
     /// Stop after this many seconds of samples (from the first sample's timestamp), or `nil` to run until the task
     /// is cancelled.
     public var duration: Double?
+    /// Stop after writing this many samples (rows), or `nil` for no limit.
+    public var maximumSamples: Int?
     /// Where the trace goes.
     public var output: Output
 
     /// Creates a recorder.
     public init(
         selector: DeviceSelector, sensors: SensorSet = .all, configuration: DeviceSourceConfiguration,
-        filter: VectorFilter? = nil, interval: Double = 0, duration: Double? = nil, output: Output
+        filter: VectorFilter? = nil, interval: Double = 0, duration: Double? = nil, maximumSamples: Int? = nil,
+        output: Output
     ) {
         self.selector = selector
         self.sensors = sensors
@@ -71,11 +74,12 @@ public struct DeviceRecorder: Sendable {
         self.filter = filter
         self.interval = interval
         self.duration = duration
+        self.maximumSamples = maximumSamples
         self.output = output
     }
 
     /// Records until the task is cancelled (the file then holds everything up to then, at its path), `duration`
-    /// has passed, or an error (a removal under `ReconnectPolicy.endOnDisconnect`: what was recorded is kept).
+    /// has passed, `maximumSamples` are written, or an error (a removal under `ReconnectPolicy.endOnDisconnect`: what was recorded is kept).
     /// `report` gets what a user should be told as it happens: warnings, a fallback to polling, a removal, a return.
     public func run(report: @escaping (String) -> Void) async throws(MotionError) {
         let session = try IIODeviceSession(
@@ -115,6 +119,8 @@ public struct DeviceRecorder: Sendable {
         var file: TraceOutputFile?
         var writer: TraceWriter?
         var lastTimestamp = -Double.infinity
+        /// The samples written.
+        var writtenSamples = 0
         var reported: [CaptureDetails] = []
         /// What the processor computes once the output is open: the output's sensors, thinned at the interval.
         var request = MotionProcessor.Request()
@@ -176,7 +182,8 @@ public struct DeviceRecorder: Sendable {
     }
 
     /// The session's samples (never back in time: the session clamps across reconnections), its events to the
-    /// output between batches, until `duration` of samples has passed.
+    /// output between batches, until `duration` of samples has passed or the recorder's `maximumSamples` are
+    /// written.
     struct SessionSamples: SampleSource {
         let session: SessionHandle
         let sink: LiveOutput
@@ -188,6 +195,10 @@ public struct DeviceRecorder: Sendable {
 
         mutating func next(_ demand: SampleDemand) throws(MotionError) -> SampleSourceStep {
             guard !ended else { return .ended }
+            if let maximum = sink.recorder.maximumSamples, sink.writtenSamples >= maximum {
+                ended = true
+                return .ended
+            }
             guard index < batch.count else { return .wait }
             let sample = batch[index]
             index += 1
@@ -238,6 +249,7 @@ public struct DeviceRecorder: Sendable {
             guard let sample = outputs.sample else { return .delivered }
             try sink.writer!.write(sample)
             sink.lastTimestamp = sample.timestamp
+            sink.writtenSamples += 1
             return .delivered
         }
 

@@ -119,6 +119,8 @@ struct LiveSession {
     let output: Output
     /// Stop after this many seconds of samples (from the first sample's timestamp).
     let duration: Double?
+    /// Stop after writing this many samples.
+    var count: Int? = nil
 
     func run() async throws(MotionError) {
         let recorder = DeviceRecorder(
@@ -126,7 +128,7 @@ struct LiveSession {
             configuration: DeviceSourceConfiguration(
                 includeBase: options.includeBase, capture: options.configuration(interval: interval),
                 reconnect: options.exitOnDisconnect ? .endOnDisconnect : .waitForDevice),
-            filter: filter, interval: interval, duration: duration, output: output)
+            filter: filter, interval: interval, duration: duration, maximumSamples: count, output: output)
         try await recorder.run { printToStandardError("motionctl: " + $0) }
     }
 }
