@@ -62,6 +62,14 @@ public struct DeviceRecorder: Sendable {
     /// Where the trace goes.
     public var output: Output
 
+    /// How far a recording is, as ``run(report:progress:)`` tells it after every batch of samples.
+    public struct Progress: Sendable, Equatable {
+        /// The samples written so far.
+        public var samples: Int
+        /// The time from the first sample written to the last, s (0 before the second).
+        public var seconds: Double
+    }
+
     /// Creates a recorder.
     public init(
         selector: DeviceSelector, sensors: SensorSet = .all, configuration: DeviceSourceConfiguration,
@@ -80,8 +88,12 @@ public struct DeviceRecorder: Sendable {
 
     /// Records until the task is cancelled (the file then holds everything up to then, at its path), `duration`
     /// has passed, `maximumSamples` are written, or an error (a removal under `ReconnectPolicy.endOnDisconnect`: what was recorded is kept).
-    /// `report` gets what a user should be told as it happens: warnings, a fallback to polling, a removal, a return.
-    public func run(report: @escaping (String) -> Void) async throws(MotionError) {
+    /// `report` gets what a user should be told as it happens: warnings, a fallback to polling, a removal, a return;
+    /// `progress`, when given, is called after every batch of samples written (on the caller's task, between
+    /// batches: it should return quickly).
+    public func run(
+        report: @escaping (String) -> Void, progress: ((Progress) -> Void)? = nil
+    ) async throws(MotionError) {
         let session = try IIODeviceSession(
             selector: selector, sensors: sensors, includeBase: configuration.includeBase,
             configuration: configuration.capture, reconnect: configuration.reconnect)
@@ -89,7 +101,7 @@ public struct DeviceRecorder: Sendable {
         if let failure = session.monitorFailure {
             report("warning: cannot watch for devices (\(failure)); a removal will end the recording")
         }
-        let sink = LiveOutput(recorder: self, report: report)
+        let sink = LiveOutput(recorder: self, report: report, progress: progress)
         defer { sink.file?.close() }
         var loop = SampleLoop(
             processor: MotionProcessor(configuration: MotionConfiguration(sensorFilter: filter), request: .init()),
@@ -116,9 +128,12 @@ public struct DeviceRecorder: Sendable {
     final class LiveOutput {
         let recorder: DeviceRecorder
         let report: (String) -> Void
+        let progress: ((Progress) -> Void)?
         var file: TraceOutputFile?
         var writer: TraceWriter?
         var lastTimestamp = -Double.infinity
+        /// The first sample's time, s.
+        var firstTimestamp: Double?
         /// The samples written.
         var writtenSamples = 0
         var reported: [CaptureDetails] = []
@@ -126,9 +141,10 @@ public struct DeviceRecorder: Sendable {
         var request = MotionProcessor.Request()
         var generation = 0
 
-        init(recorder: DeviceRecorder, report: @escaping (String) -> Void) {
+        init(recorder: DeviceRecorder, report: @escaping (String) -> Void, progress: ((Progress) -> Void)?) {
             self.recorder = recorder
             self.report = report
+            self.progress = progress
         }
 
         func start(_ details: [CaptureDetails]) throws(MotionError) {
@@ -150,6 +166,9 @@ public struct DeviceRecorder: Sendable {
         func endBatch() throws(MotionError) {
             try writer?.flush()
             if lastTimestamp > -.infinity { try file?.commit() }
+            if let progress, let firstTimestamp {
+                progress(Progress(samples: writtenSamples, seconds: lastTimestamp - firstTimestamp))
+            }
         }
 
         func handle(_ event: IIODeviceSession.Event) throws(MotionError) {
@@ -249,6 +268,7 @@ public struct DeviceRecorder: Sendable {
             guard let sample = outputs.sample else { return .delivered }
             try sink.writer!.write(sample)
             sink.lastTimestamp = sample.timestamp
+            if sink.firstTimestamp == nil { sink.firstTimestamp = sample.timestamp }
             sink.writtenSamples += 1
             return .delivered
         }
