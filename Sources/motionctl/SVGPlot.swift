@@ -69,24 +69,27 @@ struct Decimator {
     mutating func add(_ values: SIMD3<Double>, at time: Double) {
         guard values.x.isFinite, values.y.isFinite, values.z.isFinite, time.isFinite else { return }
         let start = self.start ?? time
+        let offset = time - start
+        guard offset.isFinite else { return }  // beyond any plot: only for times near ±1.8e308 s
         self.start = start
         if let previous { intervals.add(time - previous) }
         previous = time
-        var index = Int(((time - start) / width).rounded(.down))
-        while index >= capacity {
+        var position = (offset / width).rounded(.down)
+        while position >= Double(capacity) {
             var merged: [Bucket] = []
             merged.reserveCapacity(capacity)
-            var position = 0
-            while position < buckets.count {
-                var bucket = buckets[position]
-                if position + 1 < buckets.count { bucket.merge(buckets[position + 1]) }
+            var pair = 0
+            while pair < buckets.count {
+                var bucket = buckets[pair]
+                if pair + 1 < buckets.count { bucket.merge(buckets[pair + 1]) }
                 merged.append(bucket)
-                position += 2
+                pair += 2
             }
             buckets = merged
             width *= 2
-            index = Int(((time - start) / width).rounded(.down))
+            position = (offset / width).rounded(.down)
         }
+        let index = Int(position)  // in 0..<capacity
         while buckets.count <= index { buckets.append(Bucket()) }
         buckets[index].add(values, at: time)
     }
@@ -210,10 +213,13 @@ struct SVGPlot {
             svg += "<text x=\"\(Self.left)\" y=\"\(44 + 14 * Self.maximumMetadataLines)\" fill=\"#555555\">"
                 + "(\(metadata.count - Self.maximumMetadataLines) more metadata lines: motionctl info)</text>\n"
         }
-        let span = end > start ? end - start : 1
-        func x(_ time: Double) -> Double { Double(Self.left) + (time - start) / span * Double(Self.plotWidth) }
-        let timeTicks = niceTicks(start, start + span, count: 10)
-        let timeStep = timeTicks.count > 1 ? timeTicks[1] - timeTicks[0] : span
+        // Halves, so that no difference overflows even for times near ±1.8e308 s.
+        let halfSpan = end > start ? end / 2 - start / 2 : 0.5
+        func x(_ time: Double) -> Double {
+            Double(Self.left) + (time / 2 - start / 2) / halfSpan * Double(Self.plotWidth)
+        }
+        let timeTicks = niceTicks(start, end > start ? end : start + 1, count: 10)
+        let timeStep = timeTicks.count > 1 ? timeTicks[1] - timeTicks[0] : 1
         for (index, panel) in panels.enumerated() {
             let top = Self.top + index * (Self.panelHeight + Self.panelGap)
             svg += self.panel(panel, top: top, x: x, timeTicks: timeTicks, timeStep: timeStep)
@@ -245,12 +251,17 @@ struct SVGPlot {
         svg += "<rect x=\"\(Self.left)\" y=\"\(top)\" width=\"\(Self.plotWidth)\" height=\"\(Self.panelHeight)\" "
             + "fill=\"none\" stroke=\"#000000\"/>\n"
         var (low, high) = panel.series.range ?? (-1, 1)
-        if high - low < 1e-9 {
-            (low, high) = (low - max(1, abs(low)) * 0.1, high + max(1, abs(high)) * 0.1)
+        if high - low < 1e-9 {  // a flat series: a band around it
+            let pad = max(1, abs(low), abs(high)) * 0.1
+            let largest = max(abs(low), abs(high))
+            (low, high) = (low - pad).isFinite && (high + pad).isFinite ? (low - pad, high + pad) : (-largest, largest)
         }
-        let margin = (high - low) * 0.05
-        (low, high) = (low - margin, high + margin)
-        func y(_ value: Double) -> Double { Double(bottom) - (value - low) / (high - low) * Double(Self.panelHeight) }
+        let margin = (high / 2 - low / 2) * 0.1
+        if (low - margin).isFinite && (high + margin).isFinite { (low, high) = (low - margin, high + margin) }
+        // Halves, so that no difference overflows even for values near ±1.8e308.
+        func y(_ value: Double) -> Double {
+            Double(bottom) - (value / 2 - low / 2) / (high / 2 - low / 2) * Double(Self.panelHeight)
+        }
         // Tick marks, grid and labels.
         let valueTicks = niceTicks(low, high)
         let valueStep = valueTicks.count > 1 ? valueTicks[1] - valueTicks[0] : 1

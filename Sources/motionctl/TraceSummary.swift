@@ -64,8 +64,9 @@ struct SensorSummary {
     let name: String
     /// The readings of this sensor.
     private(set) var samples = 0
-    /// Time of the first and the last reading, s.
+    /// Time of the first reading, s.
     private(set) var first: Double?
+    /// Time of the last reading, s.
     private(set) var last: Double?
     /// Smallest and largest value of each axis, in the sensor's unit.
     private(set) var minimum = SIMD3<Double>(repeating: .infinity)
@@ -156,8 +157,9 @@ struct IntervalHistogram {
 
     mutating func add(_ interval: Double) {
         total += 1
-        bins[Self.bin(of: interval), default: Bin()].count += 1
-        bins[Self.bin(of: interval), default: Bin()].sum += interval
+        let key = Self.bin(of: interval)
+        bins[key, default: Bin()].count += 1
+        bins[key, default: Bin()].sum += interval
     }
 
     /// The lower median (the interval of rank ⌊(n − 1) / 2⌋ from the shortest), within 0.1 %; `nil` when empty.

@@ -259,6 +259,23 @@ extension Prerequisite {
         #expect(sizes[1] < sizes[0] * 3 / 2, "\(sizes)")
     }
 
+    /// Extreme but valid numbers (times and values near the largest doubles, a flat series) give a plot without a
+    /// non-number coordinate, and `info` reports them.
+    @Test func extremeNumbersDoNotBreakThePlot() async throws {
+        let trace = try Motionctl.temporaryFile(
+            "t,ax,ay,az,gx,gy,gz\n-1e308,1.7e308,-1.7e308,0,5,5,5\n0,-1.7e308,1.7e308,1e-300,5,5,5\n"
+                + "1e308,1.7e308,1.7e308,0,5,5,5\n1e308,0,0,0,5,5,5\n")
+        let result = try await Motionctl.run(["plot", trace, "--output", "-", "--events"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.firstMatch(of: #/\b(nan|inf)\b/#.ignoresCase()) == nil)
+        #expect(result.stdout.components(separatedBy: "<path d=\"M").count - 1 == 6)
+        let info = try await Motionctl.run(["info", trace, "--format", "json"])
+        #expect(info.status == 0, "\(info.stderr)")
+        let object = try #require(JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])
+        #expect(object["rows"] as? Int == 4)
+        #expect(object["duration_s"] is NSNull)  // 2e308 s is beyond a double
+    }
+
     @Test func attitudeNeedsAGyroscope() async throws {
         let trace = try Motionctl.temporaryFile("t,ax,ay,az\n0,0,0,-1\n")
         let result = try await Motionctl.run(["plot", trace, "--output", "-", "--attitude"])
