@@ -87,7 +87,8 @@ public struct DeviceRecorder: Sendable {
     }
 
     /// Records until the task is cancelled (the file then holds everything up to then, at its path), `duration`
-    /// has passed, `maximumSamples` are written, or an error (a removal under `ReconnectPolicy.endOnDisconnect`: what was recorded is kept).
+    /// has passed, `maximumSamples` are written, or an error (a removal under `ReconnectPolicy.endOnDisconnect`:
+    /// what was recorded is kept).
     /// `report` gets what a user should be told as it happens: warnings, a fallback to polling, a removal, a return;
     /// `progress`, when given, is called after every batch of samples written (on the caller's task, between
     /// batches: it should return quickly).
