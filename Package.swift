@@ -114,7 +114,10 @@ let package = Package(
         ),
         .testTarget(
             name: "motionctlTests",
-            dependencies: ["motionctl", "Motion", "MotionAlgorithms", "MotionCore", "MotionTrace", "MotionTesting", testbed]
+            dependencies: [
+                "motionctl", "Motion", "MotionAlgorithms", "MotionCore", "MotionTrace", "MotionTesting", testbed,
+                testThreads,
+            ]
         ),
     ]
 )

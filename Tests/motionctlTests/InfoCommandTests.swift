@@ -1,9 +1,10 @@
 import Foundation
+import TestThreads
 import Testing
 
 /// `motionctl info` end to end, on the built binary: its figures against the same figures computed here from the
-/// CSV text.
-@Suite struct InfoCommandTests {
+/// CSV text (which takes seconds of computing: off Swift's cooperative pool, `.computeBound`).
+@Suite(.computeBound) struct InfoCommandTests {
     /// A sensor's figures computed from a trace's text, independently of the reader.
     struct Expected {
         var times: [Double] = []

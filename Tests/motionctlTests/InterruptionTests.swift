@@ -46,6 +46,12 @@ import Testing
         while !catchesInterrupt(process.processIdentifier) && Date() < installed {
             try await Task.sleep(for: .milliseconds(20))
         }
+        // A signal that comes before the replay waits on stdin ends it cleanly (status 0) at its next row: wait
+        // until it reads stdin, where the kernel shows it (`/proc/<pid>/task/*/syscall`; at most 10 s).
+        let reading = Date().addingTimeInterval(10)
+        while !readsStandardInput(process.processIdentifier) && Date() < reading {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         // Signals sent close together may merge into one; keep sending until the process has gone (at most 10 s).
         let deadline = Date().addingTimeInterval(10)
         while process.isRunning && Date() < deadline {
@@ -68,4 +74,22 @@ func catchesInterrupt(_ pid: Int32) -> Bool {
         let mask = UInt64(line.dropFirst("SigCgt:".count).trimmingCharacters(in: .whitespaces), radix: 16)
     else { return false }
     return mask & (1 << UInt64(SIGINT - 1)) != 0
+}
+
+/// `true` while a thread of process `pid` is in `read(0, …)`: its stdin (`/proc/<pid>/task/*/syscall` starts with
+/// the number of `read` and fd 0). Always `false` on an architecture not listed here (the caller then waits its
+/// limit).
+func readsStandardInput(_ pid: Int32) -> Bool {
+    #if arch(x86_64)
+    let read = "0"
+    #elseif arch(arm64)
+    let read = "63"
+    #else
+    return false
+    #endif
+    guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return false }
+    return threads.contains { thread in
+        (try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/syscall", encoding: .utf8))?.hasPrefix("\(read) 0x0 ")
+            == true
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import IIOTestbed
+import TestThreads
 import Testing
 
 #if canImport(Glibc)
@@ -14,8 +15,10 @@ extension Prerequisite {
     ) { access("/usr/bin/rsvg-convert", X_OK) == 0 && access("/usr/bin/python3", X_OK) == 0 }
 }
 
-/// `motionctl plot` end to end: the SVG rendered by librsvg, the PNG decoded and its pixels counted.
-@Suite struct PlotCommandTests {
+/// `motionctl plot` end to end: the SVG rendered by librsvg, the PNG decoded and its pixels counted. Rendering,
+/// decoding and making long traces take seconds of waiting or computing: off Swift's cooperative pool
+/// (`.computeBound`), which the tests that wait for real time need.
+@Suite(.computeBound) struct PlotCommandTests {
     /// What a rendered PNG holds: its size and how many pixels have each colour of interest.
     struct Pixels: Decodable {
         var width: Int

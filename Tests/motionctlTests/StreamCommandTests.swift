@@ -104,11 +104,18 @@ import Testing
         #expect(result.stderr.hasPrefix("motionctl: warning:"))
     }
 
+    /// The excerpt's row times, read once from the file (parsing it for every test case would hold Swift's
+    /// cooperative threads, which the tests waiting for real time need).
+    static let excerptTimes: [Double] = {
+        let text = (try? String(contentsOf: Motionctl.packageRoot.appendingPathComponent(excerpt), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.dropFirst()
+            .compactMap { Double($0.prefix { $0 != "," }) }
+    }()
+
     /// The excerpt's rows whose time is less than `seconds` after the first row's, counted from the file.
     static func rows(within seconds: Double) throws -> Int {
-        let text = try String(contentsOf: Motionctl.packageRoot.appendingPathComponent(excerpt), encoding: .utf8)
-        let times = text.split(separator: "\n").filter { !$0.hasPrefix("#") }.dropFirst()
-            .compactMap { Double($0.prefix { $0 != "," }) }
+        let times = excerptTimes
+        try #require(!times.isEmpty)
         return times.filter { $0 - times[0] < seconds }.count
     }
 
