@@ -137,6 +137,7 @@ let package = Package(
             name: "motionctlTests",
             dependencies: [
                 "motionctl", "Motion", "MotionAlgorithms", "MotionCore", "MotionIIO", "MotionTrace", "MotionTesting", testbed,
+                testThreads,
             ]
         ),
     ]

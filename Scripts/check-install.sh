@@ -41,7 +41,7 @@ page="$root/share/man/man1/motionctl.1"
 warnings="$(groff -mandoc -Tutf8 -ww -z "$page" 2>&1)"
 [ -z "$warnings" ] || fail "man page warnings: $warnings"
 rendered="$(groff -mandoc -Tutf8 -P-c "$page" 2> /dev/null | sed 's/.\x08//g')"
-for command in stream attitude simulate orientation shake devices record settings; do
+for command in stream attitude simulate orientation shake devices record settings info plot; do
     grep -q "motionctl $command\$" <<< "$rendered" || fail "man page has no section for $command"
 done
 grep -q 'magnetic field in µT' <<< "$rendered" || fail "man page lost the µ of µT"

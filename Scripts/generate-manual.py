@@ -44,11 +44,12 @@ def flag_names(arg):
 
 
 def option_lines(arg):
-    head = ".It " + flag_names(arg)
+    if arg["kind"] == "positional":  # no names: its value's name, such as `trace`
+        head = ".It Ar " + argument(arg.get("valueName", "value"))
+    else:
+        head = ".It " + flag_names(arg)
     if arg["kind"] == "option":
         head += " Ar " + argument(arg.get("valueName", "value"))
-    elif arg["kind"] == "positional":
-        head = ".It Ar " + argument(arg.get("valueName", "value"))
     lines = [head, text(arg.get("abstract", ""))]
     descriptions = arg.get("allValueDescriptions") or {}
     values = arg.get("allValues") or []

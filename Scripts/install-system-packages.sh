@@ -5,14 +5,14 @@
 # Usage: Scripts/install-system-packages.sh [build|test]    (default: build)
 #   build  what `swift build` needs: libiio-dev libudev-dev libsystemd-dev (motiond's sd-bus) pkg-config
 #   test   also what the tests use: umockdev and its headers, iio-sensor-proxy (with monitor-sensor), libiio-utils,
-#          groff (man page check), and for motiond's tests dbus-daemon, systemd (busctl, systemd-analyze) and
+#          groff (man page check), librsvg2-bin (rsvg-convert renders `motionctl plot`'s SVG), and for motiond's tests dbus-daemon, systemd (busctl, systemd-analyze) and
 #          libglib2.0-bin (gdbus), python3-dbusmock (polkit's stand-in); for iio-sensor-proxy's own integration
 #          suite (Scripts/check-sensor-proxy-suite.sh) python3-dbus, python3-gi, gir1.2-umockdev-1.0, python3-psutil
 # Exit status: 0 when everything is installed, 69 when packages are missing and cannot be installed here.
 set -euo pipefail
 
 build=(libiio-dev libudev-dev libsystemd-dev pkg-config)
-test=(umockdev libumockdev-dev iio-sensor-proxy libiio-utils groff-base dbus-daemon systemd libglib2.0-bin python3-dbusmock
+test=(umockdev libumockdev-dev iio-sensor-proxy libiio-utils groff-base librsvg2-bin dbus-daemon systemd libglib2.0-bin python3-dbusmock
     python3-dbus python3-gi gir1.2-umockdev-1.0 python3-psutil)
 case "${1:-build}" in
     build) packages=("${build[@]}") ;;

@@ -47,3 +47,16 @@ package enum TextOutput {
         if case .failure(let error) = result { throw MotionError.system(error, "write to", name) }
     }
 }
+
+/// Numbers as JSON text, with the trace writer's digits.
+public enum JSONNumber {
+    /// The shortest decimal text that reads back as `value` (valid JSON: `0.0035`, `100`, `1e-7`), or `null` when
+    /// `value` is not finite (JSON has no NaN or infinity).
+    public static func text(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: DecimalFormatter.requiredCapacity) { scratch in
+            let length = DecimalFormatter.write(value, to: scratch.baseAddress!)
+            return String(decoding: UnsafeBufferPointer(start: scratch.baseAddress!, count: length), as: UTF8.self)
+        }
+    }
+}

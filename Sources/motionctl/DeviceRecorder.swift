@@ -58,13 +58,24 @@ struct DeviceRecorder: Sendable {
     /// Stop after this many seconds of samples (from the first sample's timestamp), or `nil` to run until the task
     /// is cancelled.
     var duration: Double?
+    /// Stop after writing this many samples (rows), or `nil` for no limit.
+    var maximumSamples: Int?
     /// Where the trace goes.
     var output: Output
+
+    /// How far a recording is, as ``run(report:progress:)`` tells it after every batch of samples.
+    struct Progress: Sendable, Equatable {
+        /// The samples written so far.
+        var samples: Int
+        /// The time from the first sample written to the last, s (0 before the second).
+        var seconds: Double
+    }
 
     /// Creates a recorder.
     init(
         selector: DeviceSelector, sensors: SensorSet = .all, configuration: DeviceSourceConfiguration,
-        filter: VectorFilter? = nil, interval: Double = 0, duration: Double? = nil, output: Output
+        filter: VectorFilter? = nil, interval: Double = 0, duration: Double? = nil, maximumSamples: Int? = nil,
+        output: Output
     ) {
         self.selector = selector
         self.sensors = sensors
@@ -72,13 +83,19 @@ struct DeviceRecorder: Sendable {
         self.filter = filter
         self.interval = interval
         self.duration = duration
+        self.maximumSamples = maximumSamples
         self.output = output
     }
 
     /// Records until the task is cancelled (the file then holds everything up to then, at its path), `duration`
-    /// has passed, or an error (a removal under `ReconnectPolicy.endOnDisconnect`: what was recorded is kept).
-    /// `report` gets what a user should be told as it happens: warnings, a fallback to polling, a removal, a return.
-    func run(report: @escaping (String) -> Void) async throws(MotionError) {
+    /// has passed, `maximumSamples` are written, or an error (a removal under `ReconnectPolicy.endOnDisconnect`:
+    /// what was recorded is kept).
+    /// `report` gets what a user should be told as it happens: warnings, a fallback to polling, a removal, a return;
+    /// `progress`, when given, is called after every batch of samples written (on the caller's task, between
+    /// batches: it should return quickly).
+    func run(
+        report: @escaping (String) -> Void, progress: ((Progress) -> Void)? = nil
+    ) async throws(MotionError) {
         let session = try IIODeviceSession(
             selector: selector, sensors: sensors, includeBase: configuration.includeBase,
             configuration: configuration.capture, reconnect: configuration.reconnect)
@@ -86,7 +103,7 @@ struct DeviceRecorder: Sendable {
         if let failure = session.monitorFailure {
             report("warning: cannot watch for devices (\(failure)); a removal will end the recording")
         }
-        let sink = LiveOutput(recorder: self, report: report)
+        let sink = LiveOutput(recorder: self, report: report, progress: progress)
         defer { sink.file?.close() }
         var loop = SampleLoop(
             processor: MotionProcessor(configuration: MotionConfiguration(sensorFilter: filter), request: .init()),
@@ -113,17 +130,23 @@ struct DeviceRecorder: Sendable {
     final class LiveOutput {
         let recorder: DeviceRecorder
         let report: (String) -> Void
+        let progress: ((Progress) -> Void)?
         var file: TraceOutputFile?
         var writer: TraceWriter?
         var lastTimestamp = -Double.infinity
+        /// The first sample's time, s.
+        var firstTimestamp: Double?
+        /// The samples written.
+        var writtenSamples = 0
         var reported: [CaptureDetails] = []
         /// What the processor computes once the output is open: the output's sensors, thinned at the interval.
         var request = MotionProcessor.Request()
         var generation = 0
 
-        init(recorder: DeviceRecorder, report: @escaping (String) -> Void) {
+        init(recorder: DeviceRecorder, report: @escaping (String) -> Void, progress: ((Progress) -> Void)?) {
             self.recorder = recorder
             self.report = report
+            self.progress = progress
         }
 
         func start(_ details: [CaptureDetails]) throws(MotionError) {
@@ -145,6 +168,9 @@ struct DeviceRecorder: Sendable {
         func endBatch() throws(MotionError) {
             try writer?.flush()
             if lastTimestamp > -.infinity { try file?.commit() }
+            if let progress, let firstTimestamp {
+                progress(Progress(samples: writtenSamples, seconds: lastTimestamp - firstTimestamp))
+            }
         }
 
         func handle(_ event: IIODeviceSession.Event) throws(MotionError) {
@@ -177,7 +203,8 @@ struct DeviceRecorder: Sendable {
     }
 
     /// The session's samples (never back in time: the session clamps across reconnections), its events to the
-    /// output between batches, until `duration` of samples has passed.
+    /// output between batches, until `duration` of samples has passed or the recorder's `maximumSamples` are
+    /// written.
     struct SessionSamples: SampleSource {
         let session: SessionHandle
         let sink: LiveOutput
@@ -189,6 +216,10 @@ struct DeviceRecorder: Sendable {
 
         mutating func next(_ demand: SourceDemand) throws(MotionError) -> SampleSourceStep {
             guard !ended else { return .ended }
+            if let maximum = sink.recorder.maximumSamples, sink.writtenSamples >= maximum {
+                ended = true
+                return .ended
+            }
             guard index < batch.count else { return .wait }
             let sample = batch[index]
             index += 1
@@ -239,6 +270,8 @@ struct DeviceRecorder: Sendable {
             guard let sample = outputs.sample else { return .delivered }
             try sink.writer!.write(sample)
             sink.lastTimestamp = sample.timestamp
+            if sink.firstTimestamp == nil { sink.firstTimestamp = sample.timestamp }
+            sink.writtenSamples += 1
             return .delivered
         }
 

@@ -3,6 +3,7 @@ import Motion
 import MotionAlgorithms
 import MotionCore
 import MotionIIO
+import MotionTesting
 import MotionTrace
 
 #if canImport(Glibc)
@@ -132,6 +133,10 @@ struct LiveSession {
     let output: Output
     /// Stop after this many seconds of samples (from the first sample's timestamp).
     let duration: Double?
+    /// Stop after writing this many samples.
+    var count: Int? = nil
+    /// Show how far the recording is on stderr when it is a terminal (`record`; ``TerminalProgress``).
+    var showsProgress = false
 
     func run() async throws(MotionError) {
         let recorder = DeviceRecorder(
@@ -139,7 +144,19 @@ struct LiveSession {
             configuration: DeviceSourceConfiguration(
                 includeBase: options.includeBase, capture: options.configuration(interval: interval),
                 reconnect: options.exitOnDisconnect ? .endOnDisconnect : .waitForDevice),
-            filter: filter, interval: interval, duration: duration, output: output)
-        try await recorder.run { printToStandardError("motionctl: " + $0) }
+            filter: filter, interval: interval, duration: duration, maximumSamples: count, output: output)
+        guard showsProgress else {
+            try await recorder.run { printToStandardError("motionctl: " + $0) }
+            return
+        }
+        let display = TerminalProgress()
+        defer { display.finish() }
+        let target = output.path == "-" ? "stdout" : output.path
+        display.update("motionctl: recording to \(target): waiting for samples…")
+        let total = duration.map { " of \(JSONNumber.text($0)) s" } ?? ""
+        try await recorder.run(report: { display.print("motionctl: " + $0) }) { progress in
+            display.update(
+                "motionctl: recording to \(target): \(fixed(progress.seconds, 1)) s\(total), \(progress.samples) samples")
+        }
     }
 }

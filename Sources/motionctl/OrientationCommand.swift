@@ -125,12 +125,16 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
 
     func evaluate(_ configuration: OrientationClassifier<Double>.Configuration) throws(MotionError) {
         var score = OrientationScore()
-        for seed in evaluation.scenarioSeeds.seeds {
+        let (seeds, display) = (evaluation.scenarioSeeds.seeds, TerminalProgress())
+        defer { display.finish() }
+        for (index, seed) in seeds.enumerated() {
             if Interruption.isRequested { break }
+            display.update("motionctl: evaluating: scenario \(index + 1) of \(seeds.count) (seed \(seed))")
             let scenario = Scenario.random(seed: seed)
             let simulation = try Simulation(scenario: scenario, options: evaluation.simulationOptions(seed: seed))
             score.add(scenario: scenario, simulation: simulation, configuration: configuration)
         }
+        display.finish()  // before the report, which may go to the same terminal
         let output = try EventOutput(format: .text)
         for line in score.report(settings: evaluation.settingsDescription, verbose: evaluation.verbose) {
             try output.writeLine(line)

@@ -4,6 +4,10 @@ import MotionCore
 import MotionIIO
 import MotionTrace
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `motionctl record`: writes live IIO samples to a canonical trace file, with the device's metadata.
 struct RecordCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,6 +22,7 @@ struct RecordCommand: AsyncParsableCommand {
             for it to come back (a 'disconnected' event line), unless --exit-on-disconnect is given. \
             An existing file is never replaced unless --overwrite is given, and nothing is written at the path \
             until the devices are open and samples arrive: a failure before leaves the folder as it was. \
+            On a terminal, stderr shows how far the recording is (at most 4 updates a second, erased at the end). \
             See Docs/Devices.md.
             """
     )
@@ -60,7 +65,8 @@ struct RecordCommand: AsyncParsableCommand {
                 output: .init(
                     path: output, existing: overwrite ? .replace : .refuse, format: format, flushing: .whenFull,
                     source: "motionctl record"),
-                duration: duration)
+                // Not into a trace going to the same terminal.
+                duration: duration, showsProgress: output != "-" || isatty(1) != 1)
             try await SignalCancellation.run { try await session.run() }
         } catch {
             throw report(error)

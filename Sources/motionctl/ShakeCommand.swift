@@ -144,8 +144,11 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
     func evaluate(_ configuration: ShakeDetector<Double>.Configuration) throws(MotionError) {
         let seeds = evaluation.scenarioSeeds.seeds
         var score = ShakeScore()
-        for seed in seeds {
+        let display = TerminalProgress()
+        defer { display.finish() }
+        for (index, seed) in seeds.enumerated() {
             if Interruption.isRequested { break }
+            display.update("motionctl: evaluating: scenario \(index + 1) of \(seeds.count) (seed \(seed))")
             let scenario = Scenario.random(seed: seed)
             let simulation = try Simulation(scenario: scenario, options: evaluation.simulationOptions(seed: seed))
             if let seismic {
@@ -154,6 +157,7 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
                 score.add(scenario: scenario, simulation: simulation, configuration: configuration)
             }
         }
+        display.finish()  // before the report, which may go to the same terminal
         let output = try EventOutput(format: .text)
         let title = seismic.map { "Square seismic's rule (\($0) m/s², 75 % of 0.5 s)" } ?? "shake detection"
         for line in score.report(title: title, settings: evaluation.settingsDescription, verbose: evaluation.verbose) {

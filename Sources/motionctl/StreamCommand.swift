@@ -16,7 +16,8 @@ struct StreamCommand: AsyncParsableCommand {
             live device (--speed realtime), faster or slower (--speed 4, --speed 0.5), or as fast as possible \
             (--speed max). Filters run on every input sample; --interval then thins each sensor's readings. \
             In CSV the trace's comment and metadata lines are kept (attribution included) and the processing is \
-            added as metadata. \
+            added as metadata. --duration and --count end the stream after that much trace or device time or \
+            that many rows, for every input. \
             With --device (auto, a name, label, id, sysfs path or /dev node) samples come from live IIO devices \
             instead, at --rate; --speed and --lenient are refused there, as the device options are with --trace. \
             See Docs/Devices.md.
@@ -43,6 +44,14 @@ struct StreamCommand: AsyncParsableCommand {
     @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
     var lenient = false
 
+    @Option(help: ArgumentHelp(
+        "Stop after this many seconds of trace or device time, from the first sample (that sample's time + this "
+            + "is left out).", valueName: "seconds"))
+    var duration: Double?
+
+    @Option(help: ArgumentHelp("Stop after writing this many samples (rows).", valueName: "n"))
+    var count: Int?
+
     @OptionGroup var processing: ProcessingOptions
     @OptionGroup var output: OutputOptions
 
@@ -52,6 +61,12 @@ struct StreamCommand: AsyncParsableCommand {
             chosen: chosen.filter(\.1).map(\.0), offers: [.trace, .device, .service],
             options: .traceOnly(speed: speedOption != nil, lenient: lenient) + live.deviceOnlyOptions)
         if input == .device { try live.validateDevice() }
+        if let duration, !(duration > 0 && duration.isFinite) {
+            throw ValidationError("--duration must be a positive number of seconds, got \(duration).")
+        }
+        if let count, count <= 0 {
+            throw ValidationError("--count must be a positive number of samples, got \(count).")
+        }
     }
 
     func run() async throws {
@@ -81,7 +96,7 @@ struct StreamCommand: AsyncParsableCommand {
             output: .init(
                 path: "-", format: output.format, flushing: output.flushing,
                 source: "motionctl stream", metadata: extra),
-            duration: nil)
+            duration: duration, count: count)
         try await SignalCancellation.run { try await session.run() }
     }
 
@@ -115,6 +130,7 @@ struct StreamCommand: AsyncParsableCommand {
         let (wanted, interval, format) = (processing.sensors?.set ?? .all, processing.interval, output.format)
         // `demand`: the interval the service is asked for, each sample delivered (no --interval), or `nil` for
         // --interval's grid.
+        let (duration, count) = (self.duration, self.count)
         let attempt = { (demand: Double?) async throws(MotionError) -> Void in
             try await LiveEventOptions.run(.service(), configuration: configuration) { [metadata] manager throws(MotionError) in
                 let available = manager.availableSensors
@@ -133,13 +149,17 @@ struct StreamCommand: AsyncParsableCommand {
                         manager.sampleUpdates(sensors: sensors, interval: interval)
                     }
                 var writer: TraceWriter?  // made at the first sample: a refused attempt writes nothing
+                let limit = OutputLimit.make(duration: duration, count: count)
                 for try await sample in updates {
+                    if let limit, !limit.admits(sample.timestamp) { break }
                     if writer == nil {
                         writer = try TraceWriter(
                             fileDescriptor: 1, name: "<stdout>", format: format, sensors: sensors, metadata: metadata,
                             flushing: .eachLine)
                     }
                     try writer?.write(sample)
+                    limit?.didWrite()
+                    if limit?.isReached == true { break }
                 }
                 try writer?.flush()
             }
@@ -174,8 +194,13 @@ struct StreamCommand: AsyncParsableCommand {
         var processor = MotionProcessor(
             configuration: MotionConfiguration(sensorFilter: processing.filter),
             request: .init(sensors: sensors, updateInterval: processing.interval))
-        try await TraceReplay(reader: reader, speed: speed.factor).run(&processor, flush: writer.flush) { outputs throws(MotionError) in
-            if let sample = outputs.sample { try writer.write(sample) }
+        let limit = OutputLimit.make(duration: duration, count: count)
+        let replay = TraceReplay(reader: reader, speed: speed.factor, limit: limit)
+        try await replay.run(&processor, flush: writer.flush) { outputs throws(MotionError) in
+            if let sample = outputs.sample {
+                try writer.write(sample)
+                limit?.didWrite()
+            }
         }
     }
 }

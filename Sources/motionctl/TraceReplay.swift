@@ -13,6 +13,8 @@ struct TraceReplay {
     let speed: Double?
     /// Readings of other sensors are removed from each row before processing (`--sensors`), or `nil` for none.
     var inputSensors: SensorSet?
+    /// When to stop before the trace ends (`stream --duration`, `--count`), or `nil`.
+    var limit: OutputLimit?
 
     /// Runs the replay. `flush` makes what is written visible before each wait; `write` gets each sample's outputs.
     func run(
@@ -22,7 +24,8 @@ struct TraceReplay {
         let pacer = speed.map { OutputPacer(speed: $0, flush: flush) }
         var loop = SampleLoop(
             processor: processor,
-            source: TraceRows(reader: reader, restriction: inputSensors.flatMap { $0 == reader.sensors ? nil : $0 }),
+            source: TraceRows(
+                reader: reader, restriction: inputSensors.flatMap { $0 == reader.sensors ? nil : $0 }, limit: limit),
             delivery: OutputDelivery(demand: SampleDemand(request: processor.request), write: write), pacer: pacer)
         defer { processor = loop.processor }
         switch await loop.run() {
@@ -39,13 +42,15 @@ struct TraceReplay {
 }
 
 /// A trace's rows, read as they come (a row that arrived on a pipe is processed before the next is waited for),
-/// until the trace ends or SIGINT/SIGTERM arrives.
+/// until the trace ends, the limit is reached or SIGINT/SIGTERM arrives.
 private struct TraceRows: SampleSource {
     let reader: TraceReader
     let restriction: SensorSet?
+    let limit: OutputLimit?
 
     mutating func next(_ demand: SourceDemand) throws(MotionError) -> SampleSourceStep {
-        guard !Interruption.isRequested, var sample = try reader.next() else { return .ended }
+        guard !Interruption.isRequested, limit?.isReached != true, var sample = try reader.next() else { return .ended }
+        if let limit, !limit.admits(sample.timestamp) { return .ended }
         if let restriction { sample = sample.restricted(to: restriction) }
         return .sample(sample)
     }
@@ -92,4 +97,39 @@ private final class OutputPacer: ReplayWaiter {
         Pacer.sleep(until: deadline)
         if Interruption.isRequested { throw MotionError(.cancelled, "interrupted") }
     }
+}
+
+/// `stream --duration` and `--count`: the samples from the first one's time until `duration` seconds later
+/// (excluded), and at most `count` output rows.
+final class OutputLimit {
+    /// Seconds of samples, from the first sample's timestamp, or `nil`.
+    let duration: Double?
+    /// Output rows, or `nil`.
+    let count: Int?
+    private var first: Double?
+    /// The rows written so far.
+    private(set) var written = 0
+
+    init(duration: Double?, count: Int?) {
+        self.duration = duration
+        self.count = count
+    }
+
+    /// `nil` when neither limit is given.
+    static func make(duration: Double?, count: Int?) -> OutputLimit? {
+        duration == nil && count == nil ? nil : OutputLimit(duration: duration, count: count)
+    }
+
+    /// `false` for a sample at or after `duration` seconds from the first sample (which it then remembers).
+    func admits(_ timestamp: Double) -> Bool {
+        let first = self.first ?? timestamp
+        self.first = first
+        return duration.map { timestamp - first < $0 } ?? true
+    }
+
+    /// Counts a row written.
+    func didWrite() { written += 1 }
+
+    /// `true` once `count` rows are written.
+    var isReached: Bool { count.map { written >= $0 } ?? false }
 }

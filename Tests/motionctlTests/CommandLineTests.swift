@@ -5,7 +5,7 @@ import Testing
 @Suite struct CommandLineTests {
     static let trace = "Recordings/simulated-shakes-with-distractors.csv"
     static let commands = [
-        "stream", "attitude", "simulate", "orientation", "shake", "steps", "activity", "devices", "record", "settings",
+        "stream", "attitude", "simulate", "orientation", "shake", "steps", "activity", "devices", "record", "settings", "info", "plot",
     ]
 
     /// `-1` after an option is its value: the option's own check answers, naming the flag and the range.

@@ -52,13 +52,20 @@ enum Motionctl {
         process.standardError = err
         let input = Pipe()
         process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+        _ = ignoringBrokenPipes
         try process.run()
-        if let stdin {
-            try input.fileHandleForWriting.write(contentsOf: stdin)
-            try input.fileHandleForWriting.close()
-        }
         // Read both pipes to the end before waiting, so a large output cannot block the child.
         let group = DispatchGroup()
+        if let stdin {
+            // On its own thread, so a child that writes much before reading all its input cannot block; a child that
+            // stops reading early (`stream --count`) ends the write with EPIPE, which is not an error here.
+            group.enter()
+            DispatchQueue.global().async {
+                try? input.fileHandleForWriting.write(contentsOf: stdin)
+                try? input.fileHandleForWriting.close()
+                group.leave()
+            }
+        }
         nonisolated(unsafe) var errData = Data()
         group.enter()
         DispatchQueue.global().async {
@@ -73,6 +80,10 @@ enum Motionctl {
             stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData, as: UTF8.self))
     }
+
+    /// SIGPIPE ignored in the test process, once: a write to a child that has closed its input then fails with
+    /// EPIPE instead of killing the tests.
+    private static let ignoringBrokenPipes: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
 
     /// Writes `text` to a new temporary file and returns its path.
     static func temporaryFile(_ text: String, name: String = "trace.csv") throws -> String {

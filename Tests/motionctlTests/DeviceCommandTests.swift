@@ -459,6 +459,21 @@ struct DeviceCommandTests {
         }
     }
 
+    /// `stream --device --count N` ends by itself after N rows, `--duration S` after the samples less than S seconds
+    /// after the first (device time).
+    @Test(arguments: [(["--count", "7"], 7), (["--duration", "0.195"], 20), (["--duration", "0.5", "--count", "3"], 3)])
+    func streamStopsAfterCountOrDuration(limit: [String], expected: Int) async throws {
+        try await Testbed.run { testbed in
+            try testbed.add(EmulatedDevice.lis3dh(node: .file(scans(0..<100))))
+            try testbed.add(.lis3dhTrigger)
+            let result = try await Motionctl.run(["stream", "--device", "lis3dh", "--format", "jsonl"] + limit)
+            #expect(result.status == 0, "\(result.stderr)")
+            let samples = sampleLines(result.lines)
+            #expect(samples.count == expected)
+            #expect(samples.first?.hasPrefix("{\"type\":\"sample\",\"t\":1,") == true)
+        }
+    }
+
     /// `orientation --device` prints each settled change of a live accelerometer (through MotionManager); SIGTERM
     /// ends it with status 0 and the buffer disabled.
     @Test func orientationFromALiveDevice() async throws {

@@ -160,3 +160,21 @@ func catchesInterrupt(_ pid: Int32) -> Bool {
     else { return false }
     return mask & (1 << UInt64(SIGINT - 1)) != 0
 }
+
+/// `true` while a thread of process `pid` is in `read(0, …)`: its stdin (`/proc/<pid>/task/*/syscall` starts with
+/// the number of `read` and fd 0). Always `false` on an architecture not listed here (the caller then waits its
+/// limit).
+func readsStandardInput(_ pid: Int32) -> Bool {
+    #if arch(x86_64)
+    let read = "0"
+    #elseif arch(arm64)
+    let read = "63"
+    #else
+    return false
+    #endif
+    guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return false }
+    return threads.contains { thread in
+        (try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/syscall", encoding: .utf8))?.hasPrefix("\(read) 0x0 ")
+            == true
+    }
+}

@@ -104,6 +104,63 @@ import Testing
         #expect(result.stderr.hasPrefix("motionctl: warning:"))
     }
 
+    /// The excerpt's row times, read once from the file (parsing it for every test case would hold Swift's
+    /// cooperative threads, which the tests waiting for real time need).
+    static let excerptTimes: [Double] = {
+        let text = (try? String(contentsOf: Motionctl.packageRoot.appendingPathComponent(excerpt), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.dropFirst()
+            .compactMap { Double($0.prefix { $0 != "," }) }
+    }()
+
+    /// The excerpt's rows whose time is less than `seconds` after the first row's, counted from the file.
+    static func rows(within seconds: Double) throws -> Int {
+        let times = excerptTimes
+        try #require(!times.isEmpty)
+        return times.filter { $0 - times[0] < seconds }.count
+    }
+
+    /// `--count N` writes exactly N rows, `--duration S` the rows less than S seconds after the first, from a file
+    /// or stdin, at any speed, after filtering and thinning.
+    @Test(arguments: [
+        (["--count", "10"], 10), (["--count", "1"], 1), (["--count", "1000000"], -2),
+        (["--duration", "1"], -1), (["--duration", "0.0035"], 1), (["--duration", "2.5", "--count", "50"], 50),
+        (["--duration", "2.5", "--interval", "0.1"], 25), (["--count", "12", "--interval", "0.1", "--sensors", "gyro"], 12),
+    ])
+    func durationAndCountLimitTheRows(limit: [String], expected: Int) async throws {
+        // -1: the rows within the first second, -2: every row (fewer than the count), both counted from the file.
+        let expected = expected >= 0 ? expected : try Self.rows(within: expected == -1 ? 1 : .infinity)
+        #expect(expected == 286 || limit != ["--duration", "1"])  // 0, 0.0035, … 0.9975 s
+        let result = try await Motionctl.run(["stream", "--trace", Self.excerpt, "--speed", "max"] + limit)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.lines.filter { !$0.hasPrefix("#") }.count == expected + 1)  // and the header
+        let text = try String(contentsOf: Motionctl.packageRoot.appendingPathComponent(Self.excerpt), encoding: .utf8)
+        let piped = try await Motionctl.run(
+            ["stream", "--trace", "-", "--speed", "max", "--format", "jsonl"] + limit, stdin: Data(text.utf8))
+        #expect(piped.status == 0)
+        #expect(sampleLines(piped.lines).count == expected)
+    }
+
+    /// At realtime speed, `--duration` ends the replay after that much trace time, without waiting for the row after.
+    @Test func durationEndsARealtimeReplay() async throws {
+        let result = try await Motionctl.run(["stream", "--trace", Self.excerpt, "--duration", "0.2"])
+        #expect(result.status == 0)
+        #expect(result.lines.filter { !$0.hasPrefix("#") }.count == (try Self.rows(within: 0.2)) + 1)
+    }
+
+    @Test(arguments: [
+        (["--count", "0"], "--count must be a positive number of samples, got 0."),
+        (["--count", "-3"], "--count must be a positive number of samples, got -3."),
+        (["--count", "2.5"], "The value '2.5' is invalid for '--count <n>'"),
+        (["--duration", "0"], "--duration must be a positive number of seconds, got 0.0."),
+        (["--duration", "nan"], "--duration must be a positive number of seconds, got nan."),
+        (["--duration", "inf"], "--duration must be a positive number of seconds, got inf."),
+    ])
+    func badLimitsAreUsageErrors(limit: [String], message: String) async throws {
+        let result = try await Motionctl.run(["stream", "--trace", Self.excerpt] + limit)
+        #expect(result.status == 64)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+    }
+
     @Test func missingFileExitsWith66() async throws {
         let result = try await Motionctl.run(["stream", "--trace", "/nonexistent/trace.csv"])
         #expect(result.status == 66)

@@ -196,4 +196,25 @@ struct ServiceSourceTests {
             #expect(await eventually { testbed.attribute(fixture.accelerometer, "buffer/enable") == "0" })
         }
     }
+
+    @Test("stream --service --count and --duration end the command by themselves after that many rows or seconds")
+    func streamLimitsOnTheService() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let feeder = fixture.feedInRealTime()
+            defer { feeder.cancel() }
+            for (limit, expected) in [(["--count", "7"], 7), (["--duration", "0.5"], 5)] {
+                let stream = try fixture.bus.start(
+                    Self.motionctl, ["stream", "--service", "--interval", "0.1", "--format", "jsonl"] + limit)
+                defer { stream.stop() }
+                #expect(try await stream.waitForExit(timeout: 20) == 0, "\(limit): \(stream.text.suffix(300))")
+                // At 0.1 s intervals, 0.5 s from the first sample holds the samples at +0, +0.1, … +0.4 s.
+                let samples = stream.text.components(separatedBy: "\"type\":\"sample\"").count - 1
+                #expect(samples == expected, "\(limit): \(stream.text.suffix(600))")
+            }
+        }
+    }
 }
