@@ -67,7 +67,7 @@ protocol SampleReader: AnyObject {
 /// ``next()`` suspends the task until a device has data — waiting on the buffer's poll fd in the async
 /// runtime, so a stream wakes about once per batch and never polls — and returns every scan since the last
 /// call as samples, in time order, in the device frame and swift-motion's units (see ``IIOSensor/convert(raw:)``).
-/// With several devices the batches are merged by timestamp (``SampleMerger``).
+/// With several devices the batches are merged by timestamp.
 ///
 /// A capture is used by one task at a time; it is not `Sendable`.
 public final class IIOCapture {

@@ -26,8 +26,7 @@ public struct CaptureConfiguration: Hashable, Sendable {
     public var batchDuration: Double
     /// Buffered, polled, or whichever the device supports.
     public var mode: Mode
-    /// Readings of different devices at most this many seconds apart are merged into one sample
-    /// (see ``SampleMerger``).
+    /// Readings of different devices at most this many seconds apart are merged into one sample.
     public var mergeTolerance: Double
     /// When set, a device that delivers nothing for this many seconds is reported as a read timeout;
     /// `nil` waits for as long as it takes (some sensors report only when the value changes).

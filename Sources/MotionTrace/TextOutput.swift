@@ -49,10 +49,10 @@ package enum TextOutput {
 }
 
 /// Numbers as JSON text, with the trace writer's digits.
-public enum JSONNumber {
+package enum JSONNumber {
     /// The shortest decimal text that reads back as `value` (valid JSON: `0.0035`, `100`, `1e-7`), or `null` when
     /// `value` is not finite (JSON has no NaN or infinity).
-    public static func text(_ value: Double) -> String {
+    package static func text(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: DecimalFormatter.requiredCapacity) { scratch in
             let length = DecimalFormatter.write(value, to: scratch.baseAddress!)
