@@ -292,9 +292,10 @@ final class MotionEngine: Sendable {
         return needs
     }
 
-    /// The interval whose rate steps and activity ask of the device: 0.02 s (50 Hz; the step detector works from
-    /// 25 Hz, `Docs/Pedometer.md`).
-    static let pedometerInterval = 0.02
+    /// The interval whose rate steps and activity ask of the device: 0.04 s (25 Hz, the slowest rate the step
+    /// detector and the activity classifier are validated at, `Docs/Pedometer.md`, and the fastest the motion
+    /// service gives every user). A device left at its own rate may run at 10 Hz, too slow for them.
+    static let pedometerInterval = 0.04
 
     // MARK: Producer
 

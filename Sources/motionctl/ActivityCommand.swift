@@ -17,7 +17,7 @@ struct ActivityCommand: AsyncParsableCommand {
             ±0.1 steps/s), unknown for motion without steps (a vehicle, a bicycle, handling the device). A change \
             is reported once it has held for 2 s (10 s for unknown). The trace is processed as fast as possible \
             (--speed max) unless --speed says otherwise. --device reads a live accelerometer (asked for at least \
-            50 Hz) and --service the motion service's samples, until SIGINT or SIGTERM. See Docs/Pedometer.md.
+            25 Hz) and --service the motion service's samples, until SIGINT or SIGTERM. See Docs/Pedometer.md.
             """
     )
 

@@ -18,7 +18,7 @@ struct StepsCommand: AsyncParsableCommand {
             so rows come in bursts at the start of each walk. The last row is the total (event 'total'). CSV by \
             default (columns event,t,steps,cadence,distance,pace), JSON Lines with --format jsonl. The trace is \
             processed as fast as possible (--speed max) unless --speed says otherwise. --device reads a live \
-            accelerometer (asked for at least 50 Hz) and --service the motion service's samples, until SIGINT or \
+            accelerometer (asked for at least 25 Hz) and --service the motion service's samples, until SIGINT or \
             SIGTERM; the total then covers the steps since the command started. See Docs/Pedometer.md.
             """
     )

@@ -500,7 +500,7 @@ struct DeviceCommandTests {
         }
     }
 
-    /// `steps --device` counts a live accelerometer's steps through MotionManager (the device asked for 50 Hz),
+    /// `steps --device` counts a live accelerometer's steps through MotionManager (the device asked for 25 Hz),
     /// one row per step as they are counted; SIGTERM prints the total and ends with status 0, the buffer disabled.
     @Test func stepsFromALiveDevice() async throws {
         try await Testbed.run { testbed in
@@ -508,7 +508,7 @@ struct DeviceCommandTests {
             try testbed.add(.lis3dhTrigger)
             let child = try RunningMotionctl(["steps", "--device", "auto", "--format", "jsonl"])
             #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
-            #expect(testbed.attribute(path, "sampling_frequency").flatMap { Double($0) }.map { $0 >= 50 } == true)
+            #expect(testbed.attribute(path, "sampling_frequency").flatMap { Double($0) }.map { $0 >= 25 } == true)
             // 20 s of walking at 1.9 steps/s between still seconds, as the device's 100 Hz scans (1024 per g).
             let walk = Array(
                 try Simulation(scenario: .walking(duration: 20, cadence: 1.9), options: SimulationOptions(rate: 100, seed: 9)))

@@ -121,6 +121,14 @@ struct ServiceSourceTests {
             #expect(shake.status == 77, "\(shake.output)")
             #expect(shake.output.contains("motionctl: error: shake needs 50 Hz, the slowest rate the detector is validated at"), "\(shake.output)")
             #expect(shake.output.contains("group 'motion'"), "\(shake.output)")
+            // activity (and steps) ask 25 Hz, the slowest rate the classifier is validated at: this user is served
+            // (at 50 Hz it was refused, status 77).
+            let activity = try fixture.bus.start(
+                "/usr/bin/setpriv", Self.asNobody(["activity", "--service", "--format", "jsonl"]))
+            defer { activity.stop() }
+            #expect(try await activity.wait(timeout: 30) { $0.contains("\"activity\":\"stationary\"") }, "\(activity.text)")
+            activity.send(SIGINT)
+            #expect(try await activity.waitForExit(timeout: 10) == 0, "\(activity.text)")
         }
     }
 
