@@ -37,6 +37,8 @@ public final class TraceOutputFile {
     private let existing: ExistingFile
     private var isCommitted = false
     private var isClosed = false
+    /// A failed commit said the recording is kept in the temporary file: ``close()`` leaves it there.
+    private var keepsPartial = false
 
     /// Opens the temporary file for `path`, or standard output for `-`.
     ///
@@ -103,6 +105,7 @@ public final class TraceOutputFile {
     public func commit() throws(MotionError) {
         guard !isCommitted, let partialPath else { return }
         if case .failure(let error) = SystemErrno.retryingInterrupts({ fsync(fileDescriptor) }) {
+            keepsPartial = true
             throw MotionError(
                 .ioFailure, "cannot flush \(partialPath) to the disk: \(error.text); it is kept there",
                 at: .init(file: path), underlying: error)
@@ -117,6 +120,7 @@ public final class TraceOutputFile {
         }
         guard result == 0 else {
             let code = errno
+            keepsPartial = true  // the error says where the recording is
             if code == EEXIST {
                 throw MotionError(
                     .outputExists,
@@ -139,12 +143,13 @@ public final class TraceOutputFile {
         }
     }
 
-    /// Closes the file; before a ``commit()``, also removes the temporary file.
+    /// Closes the file; before a ``commit()``, also removes the temporary file, unless a failed commit said the
+    /// recording is kept there.
     public func close() {
         guard !isClosed, partialPath != nil else { return }
         isClosed = true
         SystemCall.close(fileDescriptor)
-        if !isCommitted, let partialPath { unlink(partialPath) }
+        if !isCommitted && !keepsPartial, let partialPath { unlink(partialPath) }
     }
 
     deinit { close() }

@@ -57,6 +57,24 @@ import TestThreads
         #expect(try Self.contents(folder) == ["trace.csv"])
     }
 
+    @Test("A failed commit keeps the recording where its error says, after close")
+    func aFailedCommitKeepsThePartialFile() throws {
+        let (folder, path) = try Self.folder()
+        let file = try TraceOutputFile(path: path, existing: .replace)
+        Self.append("recorded\n", to: file)
+        // A folder appears at the path while recording: the rename cannot replace it.
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        let partial = "\(folder)/.trace.csv.\(getpid()).partial"
+        do {
+            try file.commit()
+            Issue.record("the commit over a folder succeeded")
+        } catch {
+            #expect(error.message.contains("it is kept in \(partial)"), "\(error.message)")
+        }
+        file.close()
+        #expect(try String(contentsOfFile: partial, encoding: .utf8) == "recorded\n")
+    }
+
     @Test func refuseRejectsAnExistingFileAtOpen() throws {
         let (_, path) = try Self.folder()
         try "old\n".write(toFile: path, atomically: false, encoding: .utf8)
