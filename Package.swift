@@ -91,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "motiond",
             dependencies: [
-                "MotionCore", "MotionIIO", "MotionService",
+                "MotionCore", "MotionIIO", "MotionService", "MotionSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

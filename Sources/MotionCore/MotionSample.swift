@@ -95,6 +95,17 @@ public struct MotionSample: Hashable, Sendable {
         return set
     }
 
+    /// The reading of `sensor` (one of `.accelerometer`, `.gyroscope`, `.magnetometer`) in its unit (g, rad/s,
+    /// µT), or `nil` when the sample has none.
+    package func vector(of sensor: SensorSet) -> SIMD3<Double>? {
+        switch sensor {
+        case .accelerometer: acceleration?.vector
+        case .gyroscope: rotationRate?.vector
+        case .magnetometer: magneticField?.vector
+        default: nil
+        }
+    }
+
     /// A copy that keeps only the readings of `sensors`.
     @inlinable
     public func restricted(to sensors: SensorSet) -> MotionSample {

@@ -1,3 +1,4 @@
+import MotionCore
 internal import CLibIIO
 internal import CLibUdev
 
@@ -7,6 +8,16 @@ import Glibc
 
 /// The versions of the system libraries swift-motion reads devices through.
 public enum SystemLibraries {
+    /// `TOOL VERSION (swift-motion)`, then the libiio and libudev this process loaded, each with its file: what
+    /// `motionctl --version` and `motiond --version` print (`Docs/CLI.md`).
+    package static func versionReport(tool: String) -> String {
+        let iio = libiioFile.map { " (\($0))" } ?? ""
+        let udev =
+            libudevFile.map { "libudev \(version(ofLibraryFile: $0) ?? "(version unknown)") (\($0))" }
+            ?? "libudev (not found in /proc/self/maps)"
+        return "\(tool) \(SwiftMotion.version) (swift-motion)\nlibiio \(libiioVersion)\(iio)\n\(udev)"
+    }
+
     /// The libiio version the process loaded, such as `0.24`, from `iio_library_get_version`.
     public static var libiioVersion: String {
         var major: UInt32 = 0

@@ -1,8 +1,7 @@
 import ArgumentParser
 import MotionCore
 import MotionIIO
-import MotionCore
-import MotionIIO
+import MotionSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -26,7 +25,7 @@ struct MotionCtl: AsyncParsableCommand {
 
     /// Parses and runs a command; usage errors become one `motionctl: error: …` line on stderr with status 64.
     static func main() async {
-        let arguments = joiningNegativeValues(Array(CommandLine.arguments.dropFirst()))
+        let arguments = CommandLineArguments.joiningNegativeValues(Array(CommandLine.arguments.dropFirst()))
         if arguments == ["--version"] {
             print(versionReport)
             return
@@ -76,45 +75,5 @@ struct MotionCtl: AsyncParsableCommand {
     }
 
     /// `motionctl --version`: ours, and the versions of the system libraries this process loaded.
-    static var versionReport: String {
-        let iio = SystemLibraries.libiioFile.map { " (\($0))" } ?? ""
-        let udev = SystemLibraries.libudevFile.map {
-            "libudev \(SystemLibraries.version(ofLibraryFile: $0) ?? "(version unknown)") (\($0))"
-        } ?? "libudev (not found in /proc/self/maps)"
-        return "motionctl \(SwiftMotion.version) (swift-motion)\nlibiio \(SystemLibraries.libiioVersion)\(iio)\n\(udev)"
-    }
-
-    /// `--speed -1` becomes `--speed=-1`: the argument parser would take `-1` for an option and report a missing
-    /// value, where the option's own check names its allowed range. A word after a `--option` that starts like a
-    /// negative number (`-1`, `-.5`, `-1, 0, 0; …`) is its value; everything else is left as it is.
-    static func joiningNegativeValues(_ arguments: [String]) -> [String] {
-        var result: [String] = []
-        var index = arguments.startIndex
-        while index < arguments.endIndex {
-            let word = arguments[index]
-            let next = index + 1 < arguments.endIndex ? arguments[index + 1] : nil
-            if word == "--" {
-                result += arguments[index...]
-                break
-            }
-            if word.hasPrefix("--"), !word.contains("="), let next, next.looksLikeNegativeNumber {
-                result.append("\(word)=\(next)")
-                index += 2
-            } else {
-                result.append(word)
-                index += 1
-            }
-        }
-        return result
-    }
-}
-
-extension String {
-    /// `-` followed by a digit, or by `.` and a digit.
-    fileprivate var looksLikeNegativeNumber: Bool {
-        let rest = utf8.dropFirst()
-        guard utf8.first == UInt8(ascii: "-"), let first = rest.first else { return false }
-        let isDigit = { (byte: UInt8) in byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
-        return isDigit(first) || (first == UInt8(ascii: ".") && rest.dropFirst().first.map(isDigit) == true)
-    }
+    static var versionReport: String { SystemLibraries.versionReport(tool: "motionctl") }
 }

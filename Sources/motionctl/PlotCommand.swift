@@ -82,7 +82,7 @@ struct PlotCommand: AsyncParsableCommand {
 
         let columns = SVGPlot.plotWidth
         var sensors = SensorSet.shortNames.filter { reader.sensors.contains($0.sensor) }.map {
-            (name: $0.name, series: Decimator(capacity: columns))
+            (name: $0.name, sensor: $0.sensor, series: Decimator(capacity: columns))
         }
         var angles = Decimator(capacity: columns)
         var markers: [SVGPlot.Marker] = []
@@ -109,13 +109,9 @@ struct PlotCommand: AsyncParsableCommand {
                 if start == nil { start = sample.timestamp }
                 end = sample.timestamp
                 for index in sensors.indices {
-                    let reading: SIMD3<Double>? =
-                        switch sensors[index].name {
-                        case "accel": sample.acceleration?.vector
-                        case "gyro": sample.rotationRate?.vector
-                        default: sample.magneticField?.vector
-                        }
-                    if let reading { sensors[index].series.add(reading, at: sample.timestamp) }
+                    if let reading = sample.vector(of: sensors[index].sensor) {
+                        sensors[index].series.add(reading, at: sample.timestamp)
+                    }
                 }
             }
             if attitude, let motion = outputs.deviceMotion(in: frame) {

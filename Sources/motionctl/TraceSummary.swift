@@ -20,7 +20,7 @@ struct TraceSummary {
 
     /// An empty summary for a trace with `sensors`.
     init(sensors: SensorSet) {
-        self.sensors = SensorSet.shortNames.filter { sensors.contains($0.sensor) }.map { SensorSummary(name: $0.name) }
+        self.sensors = SensorSet.shortNames.filter { sensors.contains($0.sensor) }.map { SensorSummary(name: $0.name, sensor: $0.sensor) }
     }
 
     /// Counts one row.
@@ -29,13 +29,7 @@ struct TraceSummary {
         if start == nil { start = sample.timestamp }
         end = sample.timestamp
         for index in sensors.indices {
-            let reading: SIMD3<Double>? =
-                switch sensors[index].name {
-                case "accel": sample.acceleration?.vector
-                case "gyro": sample.rotationRate?.vector
-                default: sample.magneticField?.vector
-                }
-            if let reading { sensors[index].add(reading, at: sample.timestamp) }
+            if let reading = sample.vector(of: sensors[index].sensor) { sensors[index].add(reading, at: sample.timestamp) }
         }
     }
 
@@ -62,6 +56,8 @@ struct SensorSummary {
 
     /// `accel`, `gyro` or `mag`.
     let name: String
+    /// The sensor, as a set of one.
+    let sensor: SensorSet
     /// The readings of this sensor.
     private(set) var samples = 0
     /// Time of the first reading, s.
@@ -76,7 +72,8 @@ struct SensorSummary {
     /// The largest intervals, longest first (at most ``largestGapCount``; the earlier one first among equals).
     private(set) var largestGaps: [Gap] = []
 
-    init(name: String) {
+    init(name: String, sensor: SensorSet) {
+        self.sensor = sensor
         self.name = name
     }
 

@@ -132,38 +132,7 @@ struct Motiond: ParsableCommand, Sendable {
 
     /// `motiond --version`: the format of `motionctl --version` (Docs/CLI.md): ours, and the versions of the system
     /// libraries this process loaded, each with its file.
-    static var versionReport: String {
-        let iio = SystemLibraries.libiioFile.map { " (\($0))" } ?? ""
-        let udev = SystemLibraries.libudevFile.map {
-            "libudev \(SystemLibraries.version(ofLibraryFile: $0) ?? "(version unknown)") (\($0))"
-        } ?? "libudev (not found in /proc/self/maps)"
-        return "motiond \(SwiftMotion.version) (swift-motion)\nlibiio \(SystemLibraries.libiioVersion)\(iio)\n\(udev)"
-    }
-
-    /// `--claim-timeout -1` becomes `--claim-timeout=-1`, as motionctl does: the argument parser would take `-1`
-    /// for an option and report a missing value, where the option's own check names its allowed range.
-    static func joiningNegativeValues(_ arguments: [String]) -> [String] {
-        var result: [String] = []
-        var index = arguments.startIndex
-        while index < arguments.endIndex {
-            let word = arguments[index]
-            let next = index + 1 < arguments.endIndex ? arguments[index + 1] : nil
-            if word == "--" {
-                result += arguments[index...]
-                break
-            }
-            if word.hasPrefix("--"), !word.contains("="), let next, next.count > 1, next.first == "-",
-                next.dropFirst().first.map({ $0.isNumber || $0 == "." }) == true
-            {
-                result.append("\(word)=\(next)")
-                index += 2
-            } else {
-                result.append(word)
-                index += 1
-            }
-        }
-        return result
-    }
+    static var versionReport: String { SystemLibraries.versionReport(tool: "motiond") }
 
     /// One line on standard error (the journal under systemd).
     static func log(_ line: String) {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import MotionService
+import MotionSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -8,7 +9,7 @@ import Glibc
 // Top-level code runs on the main thread before any other thread exists: block the stop signals here, so that
 // every thread inherits the mask and only the service's loop takes them.
 MotionDaemon.blockStopSignals()
-let arguments = Motiond.joiningNegativeValues(Array(CommandLine.arguments.dropFirst()))
+let arguments = CommandLineArguments.joiningNegativeValues(Array(CommandLine.arguments.dropFirst()))
 if arguments == ["--version"] {
     print(Motiond.versionReport)
     exit(0)
