@@ -184,8 +184,8 @@ final class MotionEngine: Sendable {
         guard !available.isEmpty, !enough else { return nil }
         return MotionError(
             .unsupported,
-            "\(what) need \(required.subtracting(available)), which the \(source.provider) lacks: it has \(available)"
-        )
+            "\(what) cannot be delivered: the \(source.provider) has no \(required.subtracting(available)) "
+                + "(it has \(available))")
     }
 
     /// Starts the producer if subscriptions wait for it.

@@ -278,6 +278,22 @@ struct DeviceCommandTests {
         }
     }
 
+    /// `attitude --device` on an accelerometer-only device ends at once, naming the gyroscope it needs (it used to
+    /// print its header and then nothing); the device is never started.
+    @Test func attitudeNamesTheMissingGyroscope() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh())
+            let result = try await Motionctl.run(["attitude", "--device", "auto"])
+            #expect(result.status == 69, "\(result.stderr)")
+            #expect(
+                result.stderr.contains(
+                    "device motion in the arbitrary frame cannot be delivered: the device auto has no gyro (it has accel)"),
+                "\(result.stderr)")
+            #expect(result.stdout.isEmpty, "\(result.stdout)")
+            #expect(testbed.attribute(path, "buffer/enable") == "0")
+        }
+    }
+
     /// A buffer that delivers nothing is given up after 0.5 s for polled reads (iio-sensor-proxy does the same):
     /// reported on stderr and in the metadata, and samples follow.
     @Test func streamFallsBackFromASilentBuffer() async throws {
