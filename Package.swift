@@ -91,19 +91,21 @@ let package = Package(
         .executableTarget(
             name: "motiond",
             dependencies: [
-                "MotionCore", "MotionIIO", "MotionService", "MotionSystem",
+                "MotionCore", "MotionIIO", "MotionService", "MotionCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // A trace-only MotionManager program: links no device or service backend (LinkageTests checks it).
         .executableTarget(name: "motion-trace-only", dependencies: ["Motion", "MotionTrace"], path: "Examples/TraceOnly"),
+        // The command-line conventions motionctl and motiond share: negative values after an option.
+        .target(name: "MotionCommandLine"),
         // Scoring harnesses for the event detectors on simulated labelled scenarios (motionctl … --evaluate).
         .target(name: "MotionEvaluation", dependencies: ["MotionCore", "MotionAlgorithms", "MotionTesting"]),
         .executableTarget(
             name: "motionctl",
             dependencies: [
                 "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO", "MotionClient", "MotionSystem", "MotionTesting",
-                "Motion", "MotionEvaluation", "MotionProtocol",
+                "Motion", "MotionEvaluation", "MotionProtocol", "MotionCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,7 +1,7 @@
 import ArgumentParser
 import MotionCore
 import MotionIIO
-import MotionSystem
+import MotionCommandLine
 
 #if canImport(Glibc)
 import Glibc

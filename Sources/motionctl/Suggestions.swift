@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// "Did you mean": an unknown command or option is named with the closest valid one (edit distance), before the
 /// argument parser would answer with a check that hides it (`--trac FILE` used to give "Give an input: --trace
-/// FILE, …"). Shared with motiond (`Sources/motiond`), which has a copy of its own (a separate executable).
+/// FILE, …"). motiond's parser suggests on its own: it has one command, and no check of its own answers first.
 enum Suggestions {
     /// The options of `command` (long and short, with whether each takes a value), read from its full help: what
     /// the user can see, so nothing is suggested that the help does not show.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import MotionService
-import MotionSystem
+import MotionCommandLine
 
 #if canImport(Glibc)
 import Glibc
