@@ -59,7 +59,7 @@ struct AttitudeCommand: AsyncParsableCommand {
 
     @Option(help: .setting(
         "Magnetic declination for --frame true-north, degrees east of true north (default: the setting, 0 unless set).",
-        "deviceMotion.magneticDeclination", valueName: "degrees"))
+        .deviceMotionMagneticDeclination, valueName: "degrees"))
     var declination: Double?
 
     @Option(help: ArgumentHelp(
@@ -97,7 +97,7 @@ struct AttitudeCommand: AsyncParsableCommand {
         if let gyroRange, !(gyroRange > 0 && gyroRange.isFinite) {
             throw ValidationError("--gyro-range must be a positive number of degrees per second, got \(gyroRange).")
         }
-        try validateFlag("--declination", declination, setting: "deviceMotion.magneticDeclination")
+        try validateFlag("--declination", declination, setting: .deviceMotionMagneticDeclination)
     }
 
     func run() async throws {
@@ -127,8 +127,8 @@ struct AttitudeCommand: AsyncParsableCommand {
     }
 
     /// The settings the configuration reads (`loadSettings`): the frame, and the declination for true north.
-    var settingsKeys: [String: Bool] {
-        ["deviceMotion.referenceFrame": frame != nil, "deviceMotion.magneticDeclination": declination != nil]
+    var settingsKeys: [SettingKey: Bool] {
+        [.deviceMotionReferenceFrame: frame != nil, .deviceMotionMagneticDeclination: declination != nil]
     }
 
     /// Our metadata keys for `configuration`, after `metadata`'s.

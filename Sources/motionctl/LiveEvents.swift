@@ -112,7 +112,7 @@ protocol EventCommand {
     var live: LiveEventOptions { get }
     var evaluation: EvaluationOptions { get }
     /// The settings the configuration reads, each `true` when a flag given replaces it (`loadSettings`).
-    var settingsKeys: [String: Bool] { get }
+    var settingsKeys: [SettingKey: Bool] { get }
     /// The detector's configuration: the settings, overridden by the flags.
     func configuration(_ settings: MotionSettings) -> Configuration
     /// Scores the detector on simulated labelled scenarios.

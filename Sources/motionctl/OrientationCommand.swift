@@ -58,10 +58,10 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
         settings.configuration(motionSettings)
     }
 
-    var settingsKeys: [String: Bool] {
+    var settingsKeys: [SettingKey: Bool] {
         [
-            "orientation.cutoff": settings.cutoff != nil, "orientation.hysteresis": settings.hysteresis != nil,
-            "orientation.settleTime": settings.settleTime != nil,
+            .orientationCutoff: settings.cutoff != nil, .orientationHysteresis: settings.hysteresis != nil,
+            .orientationSettleTime: settings.settleTime != nil,
         ]
     }
 
@@ -145,19 +145,19 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
 
 /// The orientation classifier's settings.
 struct OrientationSettingsOptions: ParsableArguments {
-    @Option(help: .setting("Low-pass cutoff applied before classifying.", "orientation.cutoff", valueName: "hz"))
+    @Option(help: .setting("Low-pass cutoff applied before classifying.", .orientationCutoff, valueName: "hz"))
     var cutoff: Double?
 
     @Option(
         help: .setting(
             "Half the dead zone between neighbouring orientations: a new one is taken within 45° minus this.",
-            "orientation.hysteresis", valueName: "degrees"))
+            .orientationHysteresis, valueName: "degrees"))
     var hysteresis: Double?
 
     @Option(
         name: .customLong("settle"),
         help: .setting(
-            "How long a change must stand, with the device still, before it is reported.", "orientation.settleTime",
+            "How long a change must stand, with the device still, before it is reported.", .orientationSettleTime,
             valueName: "seconds"))
     var settleTime: Double?
 
@@ -168,9 +168,9 @@ struct OrientationSettingsOptions: ParsableArguments {
 
     func validate() throws {
         // The flags that stand for a setting accept what the setting accepts (SettingFlags.swift).
-        try validateFlag("--cutoff", cutoff, setting: "orientation.cutoff")
-        try validateFlag("--hysteresis", hysteresis, setting: "orientation.hysteresis")
-        try validateFlag("--settle", settleTime, setting: "orientation.settleTime")
+        try validateFlag("--cutoff", cutoff, setting: .orientationCutoff)
+        try validateFlag("--hysteresis", hysteresis, setting: .orientationHysteresis)
+        try validateFlag("--settle", settleTime, setting: .orientationSettleTime)
         guard tolerance > 0, tolerance.isFinite else {
             throw ValidationError("--tolerance must be a positive number of g, got \(tolerance).")
         }

@@ -37,7 +37,7 @@ struct SettingsCommand: ParsableCommand {
 
     /// `key = value    (source)`, aligned; with `verbose`, the allowed values, variable and summary below each.
     static func text(_ settings: MotionSettings, verbose: Bool) -> String {
-        let width = settings.entries.map { $0.definition.key.count + 3 + $0.value.description.count }.max() ?? 0
+        let width = settings.entries.map { $0.definition.key.name.count + 3 + $0.value.description.count }.max() ?? 0
         var lines: [String] = []
         for entry in settings.entries {
             let assignment = "\(entry.definition.key) = \(entry.value)"
@@ -61,7 +61,7 @@ struct SettingsCommand: ParsableCommand {
                 case .text(let text): .string(text)
                 }
             return .object([
-                ("key", .string(entry.definition.key)), ("value", value),
+                ("key", .string(entry.definition.key.name)), ("value", value),
                 ("source", .string(entry.source.description)), ("allowed", .string(entry.definition.allowed)),
                 ("default", .string(entry.definition.defaultValue.description)),
                 ("environment", .string(entry.definition.environmentVariable)),

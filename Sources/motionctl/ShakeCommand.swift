@@ -71,10 +71,10 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
         sensitivity.configuration(settings)
     }
 
-    var settingsKeys: [String: Bool] {
+    var settingsKeys: [SettingKey: Bool] {
         [
-            "shake.threshold": sensitivity.threshold != nil, "shake.minimumReversals": sensitivity.reversals != nil,
-            "shake.maximumDuration": sensitivity.maximumDuration != nil,
+            .shakeThreshold: sensitivity.threshold != nil, .shakeMinimumReversals: sensitivity.reversals != nil,
+            .shakeMaximumDuration: sensitivity.maximumDuration != nil,
         ]
     }
 
@@ -171,7 +171,7 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
 struct ShakeSensitivityOptions: ParsableArguments {
     @Option(
         help: .setting(
-            "Linear acceleration a stroke must reach, after gravity removal.", "shake.threshold", valueName: "g"))
+            "Linear acceleration a stroke must reach, after gravity removal.", .shakeThreshold, valueName: "g"))
     var threshold: Double?
 
     @Option(
@@ -184,13 +184,13 @@ struct ShakeSensitivityOptions: ParsableArguments {
 
     @Option(
         help: .setting(
-            "Reversals (changes of direction) that make a shake begin.", "shake.minimumReversals", valueName: "n"))
+            "Reversals (changes of direction) that make a shake begin.", .shakeMinimumReversals, valueName: "n"))
     var reversals: Int?
 
     @Option(
         name: .customLong("max-duration"),
         help: .setting(
-            "Longest shake that ends rather than being cancelled.", "shake.maximumDuration", valueName: "seconds"))
+            "Longest shake that ends rather than being cancelled.", .shakeMaximumDuration, valueName: "seconds"))
     var maximumDuration: Double?
 
     @Option(
@@ -201,9 +201,9 @@ struct ShakeSensitivityOptions: ParsableArguments {
 
     func validate() throws {
         // The flags that stand for a setting accept what the setting accepts (SettingFlags.swift).
-        try validateFlag("--threshold", threshold, setting: "shake.threshold")
-        try validateFlag("--reversals", reversals, setting: "shake.minimumReversals")
-        try validateFlag("--max-duration", maximumDuration, setting: "shake.maximumDuration")
+        try validateFlag("--threshold", threshold, setting: .shakeThreshold)
+        try validateFlag("--reversals", reversals, setting: .shakeMinimumReversals)
+        try validateFlag("--max-duration", maximumDuration, setting: .shakeMaximumDuration)
         guard minimumFrequency > 0, maximumFrequency > minimumFrequency, maximumFrequency.isFinite else {
             throw ValidationError(
                 "--min-frequency and --max-frequency must be positive hertz with min < max, got \(minimumFrequency) and \(maximumFrequency)."

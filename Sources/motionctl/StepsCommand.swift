@@ -38,13 +38,13 @@ struct StepsCommand: AsyncParsableCommand {
 
     @Option(
         help: .setting(
-            "The walker's height, for the step length (0.415 × height).", "pedometer.height", valueName: "metres"))
+            "The walker's height, for the step length (0.415 × height).", .pedometerHeight, valueName: "metres"))
     var height: Double?
 
     @Option(
         name: .customLong("step-length"),
         help: .setting(
-            "A calibrated step length, instead of --height; 0: from the height.", "pedometer.stepLength",
+            "A calibrated step length, instead of --height; 0: from the height.", .pedometerStepLength,
             valueName: "metres"))
     var stepLength: Double?
 
@@ -55,8 +55,8 @@ struct StepsCommand: AsyncParsableCommand {
         try live.validate(trace: trace, options: .traceOnly(speed: speed != nil, lenient: lenient))
         if height != nil && stepLength != nil { throw ValidationError("Choose one of --height and --step-length.") }
         // The flags accept what the settings accept (SettingFlags.swift).
-        try validateFlag("--height", height, setting: "pedometer.height")
-        try validateFlag("--step-length", stepLength, setting: "pedometer.stepLength")
+        try validateFlag("--height", height, setting: .pedometerHeight)
+        try validateFlag("--step-length", stepLength, setting: .pedometerStepLength)
     }
 
     /// The step-length model: the flags where given, else the settings (`pedometer.*`, Docs/Settings.md).
@@ -72,7 +72,7 @@ struct StepsCommand: AsyncParsableCommand {
             // --height or a --step-length above 0 replaces both settings (stepLengthModel).
             let replaced = height != nil || (stepLength ?? 0) > 0
             let model = stepLengthModel(
-                try loadSettings(reading: ["pedometer.height": replaced, "pedometer.stepLength": replaced]))
+                try loadSettings(reading: [.pedometerHeight: replaced, .pedometerStepLength: replaced]))
             if let source = live.source {
                 try await runLive(source, model)
             } else {

@@ -17,6 +17,34 @@ struct SettingsTests {
         return paths
     }
 
+    @Test("Every key has its definition and is found by its name; a misspelt name is no key")
+    func typedKeys() {
+        #expect(SettingKey.all.map(\.name) == SettingDefinition.all.map(\.key.name))
+        for key in SettingKey.all {
+            #expect(SettingKey(key.name) == key)
+            #expect(key.definition.key == key)
+            #expect(MotionSettings()[key].value == key.definition.defaultValue)
+        }
+        #expect(SettingKey("shake.treshold") == nil)
+        #expect(SettingKey("") == nil)
+    }
+
+    @Test("loadSkippingProblems keeps the default of a bad value and says which key and line it was; load stops there")
+    func skippingProblems() throws {
+        let paths = try files(
+            system: nil, user: "shake.threshold = abc\nnot a setting line\norientation.settleTime = 2\nfoo.bar = 1\n")
+        let (settings, problems) = try MotionSettings.loadSkippingProblems(
+            environment: ["SWIFT_MOTION_PEDOMETER_HEIGHT": "9"], systemFile: paths.system, userFile: paths.user)
+        #expect(settings[.shakeThreshold].source == .defaults)
+        #expect(settings[.orientationSettleTime].value == .number(2))
+        #expect(settings[.pedometerHeight].source == .defaults)
+        #expect(problems.map(\.key) == [.shakeThreshold, nil, nil, .pedometerHeight])
+        #expect(problems.map(\.error.location?.line) == [1, 2, 4, nil])
+        #expect(throws: MotionError.self) {
+            try MotionSettings.load(environment: [:], systemFile: paths.system, userFile: paths.user)
+        }
+    }
+
     @Test("Each source overrides the ones before, and every value says where it came from")
     func sourceOrder() throws {
         let paths = try files(
@@ -25,15 +53,15 @@ struct SettingsTests {
         let settings = try MotionSettings.load(
             environment: ["SWIFT_MOTION_ORIENTATION_SETTLE_TIME": "3", "SWIFT_MOTION_DEVICE_INCLUDE_BASE": "yes"],
             commandLine: ["orientation.settleTime=4"], systemFile: paths.system, userFile: paths.user)
-        #expect(settings["deviceMotion.referenceFrame"]?.value == .text("xMagneticNorthZVertical"))
-        #expect(settings["deviceMotion.referenceFrame"]?.source == .file(path: paths.system, line: 4))
-        #expect(settings["shake.threshold"]?.value == .number(0.5))
-        #expect(settings["shake.threshold"]?.source == .file(path: paths.user, line: 1))
-        #expect(settings["orientation.settleTime"]?.value == .number(4))
-        #expect(settings["orientation.settleTime"]?.source == .commandLine(argument: "orientation.settleTime=4"))
-        #expect(settings["device.includeBase"]?.source == .environment(variable: "SWIFT_MOTION_DEVICE_INCLUDE_BASE"))
+        #expect(settings[.deviceMotionReferenceFrame].value == .text("xMagneticNorthZVertical"))
+        #expect(settings[.deviceMotionReferenceFrame].source == .file(path: paths.system, line: 4))
+        #expect(settings[.shakeThreshold].value == .number(0.5))
+        #expect(settings[.shakeThreshold].source == .file(path: paths.user, line: 1))
+        #expect(settings[.orientationSettleTime].value == .number(4))
+        #expect(settings[.orientationSettleTime].source == .commandLine(argument: "orientation.settleTime=4"))
+        #expect(settings[.deviceIncludeBase].source == .environment(variable: "SWIFT_MOTION_DEVICE_INCLUDE_BASE"))
         #expect(settings.includeBaseAccelerometers)
-        #expect(settings["shake.minimumReversals"]?.source == .defaults)
+        #expect(settings[.shakeMinimumReversals].source == .defaults)
         #expect(settings.shakeConfiguration.threshold == 0.5)
         #expect(settings.orientationConfiguration.settleTime == 4)
         #expect(settings.referenceFrame == .xMagneticNorthZVertical)

@@ -46,33 +46,26 @@ public struct MotionSettings: Sendable {
         public var source: Source
     }
 
-    private var values: [String: Entry]
+    /// The values that are not the defaults.
+    private var values: [SettingKey: Entry] = [:]
 
     /// The built-in defaults only.
-    public init() {
-        values = Dictionary(uniqueKeysWithValues: SettingDefinition.all.map {
-            ($0.key, Entry(definition: $0, value: $0.defaultValue, source: .defaults))
-        })
-    }
+    public init() {}
 
     /// Every setting, in ``SettingDefinition/all`` order.
-    public var entries: [Entry] { SettingDefinition.all.map { values[$0.key]! } }
+    public var entries: [Entry] { SettingDefinition.all.map { self[$0.key] } }
 
-    /// The entry of `key`, or `nil` for an unknown key.
-    public subscript(key: String) -> Entry? { values[key] }
+    /// The entry of `key`: its value and where it came from.
+    public subscript(key: SettingKey) -> Entry {
+        values[key] ?? Entry(definition: key.definition, value: key.definition.defaultValue, source: .defaults)
+    }
 
     /// Sets `key` from `text`, recording `source`.
     ///
-    /// - Throws: `MotionError.Code.invalidArgument` naming the key, the source and what is allowed, for an unknown
-    ///   key or a value of the wrong type or out of range.
-    public mutating func set(_ key: String, to text: String, from source: Source) throws(MotionError) {
-        guard let definition = SettingDefinition.named(key) else {
-            throw MotionError(
-                .invalidArgument,
-                "unknown setting \"\(key)\"\(source.location == nil ? " (\(source))" : ""); known settings: "
-                    + SettingDefinition.all.map(\.key).joined(separator: ", "),
-                at: source.location)
-        }
+    /// - Throws: `MotionError.Code.invalidArgument` naming the key, the source and what is allowed, for a value of
+    ///   the wrong type or out of range.
+    public mutating func set(_ key: SettingKey, to text: String, from source: Source) throws(MotionError) {
+        let definition = key.definition
         switch definition.parse(text) {
         case .success(let value):
             values[key] = Entry(definition: definition, value: value, source: source)
@@ -83,9 +76,39 @@ public struct MotionSettings: Sendable {
         }
     }
 
+    /// Sets the setting named `name` from `text` (a file's, a variable's or a command line's words).
+    ///
+    /// - Throws: As `set(_:to:from:)` with a key, and for a name no setting has, listing the known ones.
+    public mutating func set(_ name: String, to text: String, from source: Source) throws(MotionError) {
+        guard let key = SettingKey(name) else {
+            throw MotionError(
+                .invalidArgument,
+                "unknown setting \"\(name)\"\(source.location == nil ? " (\(source))" : ""); known settings: "
+                    + SettingKey.all.map(\.name).joined(separator: ", "),
+                at: source.location)
+        }
+        try set(key, to: text, from: source)
+    }
+
+    /// A bad line or value that ``loadSkippingProblems(environment:systemFile:userFile:)`` skipped.
+    public struct Problem: Sendable {
+        /// The setting the line or variable names, when it names a known one.
+        public var key: SettingKey?
+        /// What is wrong, with the file and line or the variable.
+        public var error: MotionError
+    }
+
     /// Applies a settings file's text (`key = value` lines, `#` comments).
-    /// - Throws: As ``set(_:to:from:)``, and for a line that is not `key = value`, naming the file and line.
+    /// - Throws: As `set(_:to:from:)` with a name, and for a line that is not `key = value`, naming the file and
+    ///   line.
     public mutating func apply(fileContents text: String, path: String) throws(MotionError) {
+        try apply(fileContents: text, path: path) { (problem) throws(MotionError) in throw problem.error }
+    }
+
+    /// Applies a settings file's text, handing each bad line to `problem` (which may throw to stop).
+    mutating func apply(
+        fileContents text: String, path: String, problem: (Problem) throws(MotionError) -> Void
+    ) throws(MotionError) {
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             var line = Substring(rawLine)
             if let hash = line.firstIndex(of: "#") { line = line[..<hash] }
@@ -93,12 +116,18 @@ public struct MotionSettings: Sendable {
             guard !content.isEmpty else { continue }
             let source = Source.file(path: path, line: index + 1)
             guard let equals = content.firstIndex(of: "=") else {
-                throw MotionError(
-                    .invalidArgument, "expected key = value, found \"\(content)\"", at: source.location)
+                try problem(Problem(
+                    key: nil,
+                    error: MotionError(.invalidArgument, "expected key = value, found \"\(content)\"", at: source.location)))
+                continue
             }
-            let key = String(content[..<equals]).trimmingSpaces()
+            let name = String(content[..<equals]).trimmingSpaces()
             let value = String(content[content.index(after: equals)...]).trimmingSpaces()
-            try set(key, to: value, from: source)
+            do {
+                try set(name, to: value, from: source)
+            } catch {
+                try problem(Problem(key: SettingKey(name), error: error))
+            }
         }
     }
 
@@ -137,16 +166,45 @@ public struct MotionSettings: Sendable {
         environment: [String: String] = ProcessInfo.processInfo.environment, commandLine: [String] = [],
         systemFile: String? = MotionSettings.systemFile, userFile: String?? = nil
     ) throws(MotionError) -> MotionSettings {
+        var settings = try resolve(environment: environment, systemFile: systemFile, userFile: userFile) {
+            (problem) throws(MotionError) in throw problem.error
+        }
+        for argument in commandLine { try settings.apply(argument: argument) }
+        return settings
+    }
+
+    /// Resolves the settings from the files and the environment as ``load(environment:commandLine:systemFile:userFile:)``
+    /// does, but skips each bad line or value (the default stays) and returns it, so that a caller fails only for
+    /// the settings it uses. A file that exists and cannot be read is still an error.
+    public static func loadSkippingProblems(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        systemFile: String? = MotionSettings.systemFile, userFile: String?? = nil
+    ) throws(MotionError) -> (settings: MotionSettings, problems: [Problem]) {
+        var problems: [Problem] = []
+        let settings = try resolve(environment: environment, systemFile: systemFile, userFile: userFile) {
+            problems.append($0)
+        }
+        return (settings, problems)
+    }
+
+    /// The defaults, then the files, then the environment; each bad line or value goes to `problem`.
+    private static func resolve(
+        environment: [String: String], systemFile: String?, userFile: String??,
+        problem: (Problem) throws(MotionError) -> Void
+    ) throws(MotionError) -> MotionSettings {
         var settings = MotionSettings()
         for path in [systemFile, userFile ?? Self.userFile(environment: environment)].compactMap({ $0 }) {
             guard let text = try readIfPresent(path) else { continue }
-            try settings.apply(fileContents: text, path: path)
+            try settings.apply(fileContents: text, path: path, problem: problem)
         }
         for definition in SettingDefinition.all {
             guard let text = environment[definition.environmentVariable] else { continue }
-            try settings.set(definition.key, to: text, from: .environment(variable: definition.environmentVariable))
+            do {
+                try settings.set(definition.key, to: text, from: .environment(variable: definition.environmentVariable))
+            } catch {
+                try problem(Problem(key: definition.key, error: error))
+            }
         }
-        for argument in commandLine { try settings.apply(argument: argument) }
         return settings
     }
 
@@ -163,58 +221,59 @@ public struct MotionSettings: Sendable {
 
     // MARK: Typed values
 
-    func number(_ key: String) -> Double { values[key]!.value.numberValue! }
-    func integer(_ key: String) -> Int {
-        if case .integer(let value) = values[key]!.value { return value }
+    // Each setting's value has its definition's kind (`set` parses it so), so each kind reads back its own.
+    func number(_ key: SettingKey) -> Double { self[key].value.numberValue ?? key.definition.defaultValue.numberValue ?? 0 }
+    func integer(_ key: SettingKey) -> Int {
+        if case .integer(let value) = self[key].value { return value }
         return Int(number(key))
     }
-    func text(_ key: String) -> String { values[key]!.value.description }
-    func flag(_ key: String) -> Bool {
-        if case .flag(let value) = values[key]!.value { return value }
+    func text(_ key: SettingKey) -> String { self[key].value.description }
+    func flag(_ key: SettingKey) -> Bool {
+        if case .flag(let value) = self[key].value { return value }
         return false
     }
 
     /// `accelerometer.updateInterval`, in seconds.
-    public var accelerometerUpdateInterval: Double { number("accelerometer.updateInterval") }
+    public var accelerometerUpdateInterval: Double { number(.accelerometerUpdateInterval) }
     /// `gyroscope.updateInterval`, in seconds.
-    public var gyroUpdateInterval: Double { number("gyroscope.updateInterval") }
+    public var gyroUpdateInterval: Double { number(.gyroscopeUpdateInterval) }
     /// `magnetometer.updateInterval`, in seconds.
-    public var magnetometerUpdateInterval: Double { number("magnetometer.updateInterval") }
+    public var magnetometerUpdateInterval: Double { number(.magnetometerUpdateInterval) }
     /// `deviceMotion.updateInterval`, in seconds.
-    public var deviceMotionUpdateInterval: Double { number("deviceMotion.updateInterval") }
+    public var deviceMotionUpdateInterval: Double { number(.deviceMotionUpdateInterval) }
     /// `deviceMotion.referenceFrame`.
     public var referenceFrame: AttitudeReferenceFrame {
-        AttitudeReferenceFrame(rawValue: text("deviceMotion.referenceFrame")) ?? .xArbitraryZVertical
+        AttitudeReferenceFrame(rawValue: text(.deviceMotionReferenceFrame)) ?? .xArbitraryZVertical
     }
     /// `device.selector`.
-    public var deviceSelector: String { text("device.selector") }
+    public var deviceSelector: String { text(.deviceSelector) }
     /// `device.includeBase`.
-    public var includeBaseAccelerometers: Bool { flag("device.includeBase") }
+    public var includeBaseAccelerometers: Bool { flag(.deviceIncludeBase) }
 
     /// The shake detector's configuration, from the `shake.*` settings and the detector's other defaults.
     public var shakeConfiguration: ShakeDetector<Double>.Configuration {
         ShakeDetector<Double>.Configuration(
-            threshold: number("shake.threshold"), minimumReversals: integer("shake.minimumReversals"),
-            maximumDuration: number("shake.maximumDuration"))
+            threshold: number(.shakeThreshold), minimumReversals: integer(.shakeMinimumReversals),
+            maximumDuration: number(.shakeMaximumDuration))
     }
 
     /// The orientation classifier's configuration, from the `orientation.*` settings.
     public var orientationConfiguration: OrientationClassifier<Double>.Configuration {
         OrientationClassifier<Double>.Configuration(
-            cutoff: number("orientation.cutoff"), hysteresis: number("orientation.hysteresis") * .pi / 180,
-            settleTime: number("orientation.settleTime"))
+            cutoff: number(.orientationCutoff), hysteresis: number(.orientationHysteresis) * .pi / 180,
+            settleTime: number(.orientationSettleTime))
     }
 
     /// The pedometer's step-length model: `pedometer.stepLength` when above 0, else 0.415 × `pedometer.height`.
     public var stepLengthModel: StepLengthModel {
-        let stepLength = number("pedometer.stepLength")
-        return stepLength > 0 ? StepLengthModel(stepLength: stepLength) : .height(number("pedometer.height"))
+        let stepLength = number(.pedometerStepLength)
+        return stepLength > 0 ? StepLengthModel(stepLength: stepLength) : .height(number(.pedometerHeight))
     }
 
     /// The algorithms' configuration: reference frame, declination, shake, orientation and pedometer settings.
     public var motionConfiguration: MotionConfiguration {
         MotionConfiguration(
-            referenceFrame: referenceFrame, magneticDeclination: number("deviceMotion.magneticDeclination"),
+            referenceFrame: referenceFrame, magneticDeclination: number(.deviceMotionMagneticDeclination),
             shake: shakeConfiguration,
             orientation: orientationConfiguration, stepLength: stepLengthModel)
     }

@@ -62,7 +62,7 @@ public struct SettingDefinition: Hashable, Sendable {
     }
 
     /// The key, such as `shake.threshold`.
-    public let key: String
+    public let key: SettingKey
     /// The type and allowed values.
     public let kind: Kind
     /// The built-in default.
@@ -73,7 +73,7 @@ public struct SettingDefinition: Hashable, Sendable {
     /// The environment variable that sets it: `SWIFT_MOTION_SHAKE_THRESHOLD` for `shake.threshold`.
     public var environmentVariable: String {
         var name = "SWIFT_MOTION_"
-        for character in key {
+        for character in key.name {
             if character == "." {
                 name.append("_")
             } else if character.isUppercase {
@@ -171,43 +171,46 @@ public enum SettingValue: Hashable, Sendable, CustomStringConvertible {
 extension SettingDefinition {
     /// Every setting, in the order `motionctl settings` prints them.
     public static let all: [SettingDefinition] = [
-        .init(key: "accelerometer.updateInterval", kind: .number(.init(0, 1), unit: "s"), defaultValue: .number(0.01),
+        .init(key: .accelerometerUpdateInterval, kind: .number(.init(0, 1), unit: "s"), defaultValue: .number(0.01),
               summary: "Seconds between accelerometer updates; 0 for every sample."),
-        .init(key: "gyroscope.updateInterval", kind: .number(.init(0, 1), unit: "s"), defaultValue: .number(0.01),
+        .init(key: .gyroscopeUpdateInterval, kind: .number(.init(0, 1), unit: "s"), defaultValue: .number(0.01),
               summary: "Seconds between gyroscope updates; 0 for every sample."),
-        .init(key: "magnetometer.updateInterval", kind: .number(.init(0, 1), unit: "s"), defaultValue: .number(0.01),
+        .init(key: .magnetometerUpdateInterval, kind: .number(.init(0, 1), unit: "s"), defaultValue: .number(0.01),
               summary: "Seconds between magnetometer updates; 0 for every sample."),
-        .init(key: "deviceMotion.updateInterval", kind: .number(.init(0, 1), unit: "s"), defaultValue: .number(0.01),
+        .init(key: .deviceMotionUpdateInterval, kind: .number(.init(0, 1), unit: "s"), defaultValue: .number(0.01),
               summary: "Seconds between device-motion updates; 0 for every sample."),
-        .init(key: "deviceMotion.referenceFrame", kind: .choice(AttitudeReferenceFrame.allCases.map(\.rawValue)),
+        .init(key: .deviceMotionReferenceFrame, kind: .choice(AttitudeReferenceFrame.allCases.map(\.rawValue)),
               defaultValue: .text(AttitudeReferenceFrame.xArbitraryZVertical.rawValue),
               summary: "The reference frame of device motion (Docs/Attitude.md)."),
-        .init(key: "deviceMotion.magneticDeclination", kind: .number(.init(-180, 180), unit: "°"), defaultValue: .number(0),
+        .init(key: .deviceMotionMagneticDeclination, kind: .number(.init(-180, 180), unit: "°"), defaultValue: .number(0),
               summary: "Magnetic declination in degrees, east positive, for the true-north frame."),
-        .init(key: "shake.threshold", kind: .number(.init(0, 10, includesLowerBound: false), unit: "g"),
+        .init(key: .shakeThreshold, kind: .number(.init(0, 10, includesLowerBound: false), unit: "g"),
               defaultValue: .number(0.3), summary: "Linear acceleration a stroke must reach, in g."),
-        .init(key: "shake.minimumReversals", kind: .integer(1...20), defaultValue: .integer(2),
+        .init(key: .shakeMinimumReversals, kind: .integer(1...20), defaultValue: .integer(2),
               summary: "Reversals (changes of direction) that make a shake begin."),
-        .init(key: "shake.maximumDuration", kind: .number(.init(0, 60, includesLowerBound: false), unit: "s"),
+        .init(key: .shakeMaximumDuration, kind: .number(.init(0, 60, includesLowerBound: false), unit: "s"),
               defaultValue: .number(1), summary: "Longest shake that ends rather than being cancelled, in seconds."),
-        .init(key: "orientation.hysteresis", kind: .number(.init(0, 45, includesUpperBound: false), unit: "°"),
+        .init(key: .orientationHysteresis, kind: .number(.init(0, 45, includesUpperBound: false), unit: "°"),
               defaultValue: .number(15), summary: "Half the dead zone between neighbouring orientations, in degrees."),
-        .init(key: "orientation.settleTime", kind: .number(.init(0, 10), unit: "s"), defaultValue: .number(0.5),
+        .init(key: .orientationSettleTime, kind: .number(.init(0, 10), unit: "s"), defaultValue: .number(0.5),
               summary: "How long a new orientation must stand before it is reported, in seconds."),
-        .init(key: "orientation.cutoff", kind: .number(.init(0, 50, includesLowerBound: false), unit: "Hz"),
+        .init(key: .orientationCutoff, kind: .number(.init(0, 50, includesLowerBound: false), unit: "Hz"),
               defaultValue: .number(1), summary: "Low-pass cutoff before classifying, in hertz."),
-        .init(key: "pedometer.height", kind: .number(.init(0.5, 2.5), unit: "m"), defaultValue: .number(1.70),
+        .init(key: .pedometerHeight, kind: .number(.init(0.5, 2.5), unit: "m"), defaultValue: .number(1.70),
               summary: "The walker's height in metres: the step length is 0.415 × it (Docs/Pedometer.md)."),
-        .init(key: "pedometer.stepLength", kind: .number(.init(0, 3), unit: "m"), defaultValue: .number(0),
+        .init(key: .pedometerStepLength, kind: .number(.init(0, 3), unit: "m"), defaultValue: .number(0),
               summary: "A calibrated step length in metres; 0 derives it from pedometer.height."),
-        .init(key: "device.selector", kind: .text, defaultValue: .text("auto"),
+        .init(key: .deviceSelector, kind: .text, defaultValue: .text("auto"),
               summary: "The device to read: auto, or a name, label, id, sysfs path or /dev node."),
-        .init(key: "device.includeBase", kind: .flag, defaultValue: .flag(false),
+        .init(key: .deviceIncludeBase, kind: .flag, defaultValue: .flag(false),
               summary: "Also use accelerometers in the base of a convertible."),
     ]
 
-    /// The definition of `key`, or `nil`.
-    public static func named(_ key: String) -> SettingDefinition? { all.first { $0.key == key } }
+    /// The definition of the setting named `name`, or `nil`.
+    public static func named(_ name: String) -> SettingDefinition? { SettingKey(name).map(\.definition) }
+
+    /// ``all`` by key.
+    static let byKey = Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0) })
 }
 
 extension String {
