@@ -1,4 +1,5 @@
 import Motion
+import MotionSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -36,9 +37,5 @@ struct Pacer {
     }
 
     /// Seconds on `CLOCK_MONOTONIC`.
-    static func monotonicNow() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
-    }
+    static func monotonicNow() -> Double { Double(monotonicNanoseconds()) * 1e-9 }
 }
