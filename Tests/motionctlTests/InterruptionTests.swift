@@ -110,6 +110,29 @@ import Testing
         if command == "stream" { #expect(child.lines.suffix(2) == ["0,0,-1,0", "0.01,0,-1,0"]) }
     }
 
+    /// A named pipe given as the trace: SIGINT ends the command at once, before any writer has opened the pipe
+    /// (the open used to wait for one, deaf to signals) and while a writer sends nothing; the rows sent are printed.
+    @Test func aSignalEndsAReplayOfANamedPipe() async throws {
+        let fifo = NSTemporaryDirectory() + "swift-motion-fifo-\(UUID().uuidString)"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        // No writer at all.
+        let alone = try RunningMotionctl(["stream", "--trace", fifo, "--speed", "max"])
+        let (waited, quiet) = try await Self.interrupt(alone) { _ in true }
+        #expect(quiet == 0, "\(alone.stderr)")
+        #expect(waited < 2, "ended \(waited) s after SIGINT with no writer")
+        #expect(alone.stdout.isEmpty && alone.stderr.isEmpty, "\(alone.stdout)\(alone.stderr)")
+        // A writer that sends two rows and stays.
+        let child = try RunningMotionctl(["stream", "--trace", fifo, "--speed", "max", "--flush"])
+        let writer = try FileHandle(forWritingTo: URL(fileURLWithPath: fifo))
+        try writer.write(contentsOf: Data("t,ax,ay,az\n0,0,-1,0\n0.01,0,-1,0\n".utf8))
+        let (seconds, status) = try await Self.interrupt(child) { $0.lines.last == "0.01,0,-1,0" }
+        try writer.close()
+        #expect(status == 0, "\(child.stderr)")
+        #expect(seconds < 2, "ended \(seconds) s after SIGINT on an idle named pipe")
+        #expect(child.lines.suffix(2) == ["0,0,-1,0", "0.01,0,-1,0"])
+    }
+
     /// SIGINT before stdin has given the trace's header: status 0, nothing printed.
     @Test func aSignalBeforeTheHeaderEndsQuietly() async throws {
         let input = Pipe()
