@@ -1,3 +1,5 @@
+public import MotionCore
+
 /// A sensor's mount matrix: how to turn its axes into the device frame, as `corrected = M · raw`.
 ///
 /// Each row gives one corrected axis: corrected x = ``xRow`` · (raw x, raw y, raw z), and likewise for y and z.
@@ -31,17 +33,6 @@ public struct MountMatrix: Hashable, Sendable, CustomStringConvertible {
         SIMD3((xRow * vector).sum(), (yRow * vector).sum(), (zRow * vector).sum())
     }
 
-    /// Why a mount matrix text was rejected.
-    public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
-        /// What is wrong with the text.
-        public var reason: String
-        /// The text that was rejected.
-        public var text: String
-
-        /// `mount matrix "…": <reason>`.
-        public var description: String { "mount matrix \"\(text)\" \(reason)" }
-    }
-
     /// Parses `x1, y1, z1; x2, y2, z2; x3, y3, z3`, independently of the C locale (a decimal point is always `.`).
     ///
     /// White space around numbers and a trailing newline are allowed. An empty text (or a lone newline, as an
@@ -49,18 +40,20 @@ public struct MountMatrix: Hashable, Sendable, CustomStringConvertible {
     /// the text is rejected when it does not have exactly three `;`-separated rows of three `,`-separated
     /// numbers, when a number is not a finite decimal, or when a row is all zeros (that axis would read 0
     /// forever, as iio-sensor-proxy also rejects).
-    public static func parse(_ text: String) -> Result<MountMatrix, ParseError> {
+    /// A rejection is a `MotionError.Code.invalidArgument` whose message quotes the text and says why:
+    /// `mount matrix "…" has an all-zero row for axis z`.
+    public static func parse(_ text: String) -> Result<MountMatrix, MotionError> {
         if text.isEmpty || text == "\n" { return .success(.identity) }
         let rows = text.split(separator: ";", omittingEmptySubsequences: false)
         guard rows.count == 3 else {
-            return .failure(ParseError(reason: "does not have 3 rows separated by ';'", text: text))
+            return .failure(rejection("does not have 3 rows separated by ';'", text))
         }
         var parsed: [SIMD3<Double>] = []
         for (rowIndex, row) in rows.enumerated() {
             let fields = row.split(separator: ",", omittingEmptySubsequences: false)
             guard fields.count == 3 else {
                 return .failure(
-                    ParseError(reason: "row \(rowIndex + 1) does not have 3 numbers separated by ','", text: text))
+                    rejection("row \(rowIndex + 1) does not have 3 numbers separated by ','", text))
             }
             var values = SIMD3<Double>()
             for (column, field) in fields.enumerated() {
@@ -68,13 +61,13 @@ public struct MountMatrix: Hashable, Sendable, CustomStringConvertible {
                 // `Double(_:)` parses with the C locale's rules whatever the process locale is.
                 guard trimmed.allSatisfy({ "0123456789+-.eE".contains($0) }), let value = Double(trimmed), value.isFinite
                 else {
-                    return .failure(ParseError(reason: "has \"\(trimmed)\", which is not a number", text: text))
+                    return .failure(rejection("has \"\(trimmed)\", which is not a number", text))
                 }
                 values[column] = value
             }
             guard values != .zero else {
                 let axis = ["x", "y", "z"][rowIndex]
-                return .failure(ParseError(reason: "has an all-zero row for axis \(axis)", text: text))
+                return .failure(rejection("has an all-zero row for axis \(axis)", text))
             }
             parsed.append(values)
         }
@@ -86,6 +79,11 @@ public struct MountMatrix: Hashable, Sendable, CustomStringConvertible {
         [xRow, yRow, zRow].map { row in
             (0..<3).map { MountMatrix.format(row[$0]) }.joined(separator: ", ")
         }.joined(separator: "; ")
+    }
+
+    /// `mount matrix "text" reason`.
+    private static func rejection(_ reason: String, _ text: String) -> MotionError {
+        MotionError(.invalidArgument, "mount matrix \"\(text)\" \(reason)")
     }
 
     static func format(_ value: Double) -> String {
@@ -108,4 +106,5 @@ extension Substring {
         }
         return text
     }
+
 }

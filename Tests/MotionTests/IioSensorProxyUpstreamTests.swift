@@ -1,4 +1,5 @@
 import MotionAlgorithms
+import MotionCore
 import MotionIIO
 import Testing
 
@@ -163,9 +164,10 @@ struct IioSensorProxyUpstreamTests {
     }
 }
 
-extension Result where Failure == MountMatrix.ParseError {
-    /// The rejection's reason, or `nil` when parsed.
+extension Result where Failure == MotionError {
+    /// The rejection's reason (its message after the quoted text), or `nil` when parsed.
     var failureReason: String? {
-        if case .failure(let error) = self { error.reason } else { nil }
+        guard case .failure(let error) = self, let quote = error.message.lastIndex(of: "\"") else { return nil }
+        return String(error.message[error.message.index(after: quote)...].dropFirst())
     }
 }

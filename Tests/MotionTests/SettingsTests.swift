@@ -127,9 +127,14 @@ struct SettingsTests {
         ])
     func checkAgreesWithParse(key: String, value: SettingValue, text: String) throws {
         let definition = try #require(SettingDefinition.named(key))
-        #expect(definition.check(value) == definition.parse(text))
-        if case .failure(let problem) = definition.check(value) {
-            #expect(problem.description == "expected \(definition.allowed), found \"\(text)\"")
+        switch (definition.check(value), definition.parse(text)) {
+        case (.success(let checked), .success(let parsed)):
+            #expect(checked == parsed)
+        case (.failure(let checked), .failure(let parsed)):
+            #expect(checked.message == parsed.message && checked.code == .invalidArgument)
+            #expect(checked.message == "expected \(definition.allowed), found \"\(text)\"")
+        default:
+            Issue.record("check and parse disagree on \(value) and \"\(text)\"")
         }
     }
 

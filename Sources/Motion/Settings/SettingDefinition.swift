@@ -55,12 +55,6 @@ public struct SettingDefinition: Hashable, Sendable {
         }
     }
 
-    /// Why a text is not a value of a setting.
-    public struct Problem: Error, Hashable, Sendable, CustomStringConvertible {
-        /// What was expected and what was found.
-        public var description: String
-    }
-
     /// The key, such as `shake.threshold`.
     public let key: SettingKey
     /// The type and allowed values.
@@ -99,35 +93,36 @@ public struct SettingDefinition: Hashable, Sendable {
 
     /// Checks a value parsed elsewhere, such as a command-line flag's, exactly as ``parse(_:)`` checks its text:
     /// a flag that stands for this setting accepts the same values, and a bad one gets the same words.
-    public func check(_ value: SettingValue) -> Result<SettingValue, SettingDefinition.Problem> {
+    public func check(_ value: SettingValue) -> Result<SettingValue, MotionError> {
         // `description` writes a number so that `Double(_:)` reads it back exactly.
         parse(value.description)
     }
 
-    /// Parses `text` as a value of this setting, or says what is allowed.
-    public func parse(_ text: String) -> Result<SettingValue, SettingDefinition.Problem> {
+    /// Parses `text` as a value of this setting, or says what is allowed: a `MotionError.Code.invalidArgument`
+    /// whose message is `expected a number of g in (0, 10], found "12"`.
+    public func parse(_ text: String) -> Result<SettingValue, MotionError> {
         let trimmed = text.trimmingSpaces()
         switch kind {
         case .number(let range, _):
             guard let number = Double(trimmed), range.contains(number) else {
-                return .failure(Problem(description: "expected \(allowed), found \"\(trimmed)\""))
+                return .failure(MotionError(.invalidArgument, "expected \(allowed), found \"\(trimmed)\""))
             }
             return .success(.number(number))
         case .integer(let range):
             guard let integer = Int(trimmed), range.contains(integer) else {
-                return .failure(Problem(description: "expected \(allowed), found \"\(trimmed)\""))
+                return .failure(MotionError(.invalidArgument, "expected \(allowed), found \"\(trimmed)\""))
             }
             return .success(.integer(integer))
         case .choice(let words):
             guard words.contains(trimmed) else {
-                return .failure(Problem(description: "expected \(allowed), found \"\(trimmed)\""))
+                return .failure(MotionError(.invalidArgument, "expected \(allowed), found \"\(trimmed)\""))
             }
             return .success(.text(trimmed))
         case .flag:
             switch trimmed.lowercased() {
             case "true", "yes", "on", "1": return .success(.flag(true))
             case "false", "no", "off", "0": return .success(.flag(false))
-            default: return .failure(Problem(description: "expected \(allowed), found \"\(trimmed)\""))
+            default: return .failure(MotionError(.invalidArgument, "expected \(allowed), found \"\(trimmed)\""))
             }
         case .text:
             return .success(.text(trimmed))
