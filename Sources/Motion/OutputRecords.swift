@@ -1,22 +1,22 @@
-public import MotionAlgorithms
-public import MotionCore
-public import MotionTrace
+package import MotionAlgorithms
+package import MotionCore
+package import MotionTrace
 
 /// The records `motionctl` prints and `motiond` streams for device motion, shakes, orientation changes, steps and
 /// activity: one definition, so both give the same output (`Docs/CLI.md`, `Docs/Service.md`).
-public enum OutputRecords {
+package enum OutputRecords {
     /// The attitude quaternion's columns: `qw,qx,qy,qz` (scalar first, device to reference).
-    public static let quaternionColumns = ["qw", "qx", "qy", "qz"]
+    package static let quaternionColumns = ["qw", "qx", "qy", "qz"]
     /// Every device-motion column: the quaternion; roll, pitch, yaw (rad); rotation rate (rad/s); gravity and
     /// user acceleration (g); heading (degrees, −1 unknown); calibrated magnetic field (µT) and its accuracy
     /// (−1 none, 0 uncalibrated … 3 high).
-    public static let deviceMotionColumns = quaternionColumns + [
+    package static let deviceMotionColumns = quaternionColumns + [
         "roll", "pitch", "yaw", "rx", "ry", "rz", "gravx", "gravy", "gravz", "ux", "uy", "uz", "heading",
         "cmx", "cmy", "cmz", "maccuracy",
     ]
 
     /// Puts `motion` into a row of ``quaternionColumns`` (or ``deviceMotionColumns`` with `all`).
-    public static func fill(_ values: inout [Double], with motion: DeviceMotion, all: Bool) {
+    package static func fill(_ values: inout [Double], with motion: DeviceMotion, all: Bool) {
         let q = motion.attitude.quaternion
         (values[0], values[1], values[2], values[3]) = (q.w, q.x, q.y, q.z)
         guard all else { return }
@@ -33,7 +33,7 @@ public enum OutputRecords {
 
     /// A shake event's JSON fields after `type` and `t`: `phase`, `reason` (cancelled only), `axis`, `start` (s),
     /// `strokes`, `peak` (g).
-    public static func fields(of event: ShakeEvent) -> [(String, EventValue)] {
+    package static func fields(of event: ShakeEvent) -> [(String, EventValue)] {
         var fields: [(String, EventValue)] = [("phase", .string(event.phase.name))]
         if case .cancelled(let reason) = event.phase { fields.append(("reason", .string(reason.rawValue))) }
         fields += [
@@ -92,7 +92,7 @@ public enum OutputRecords {
     /// What an orientation change reports: with `iioSensorProxyNames`, an `orientation` report
     /// (iio-sensor-proxy's names) and a `tilt` report, each only when it changed; otherwise one `orientation`
     /// report with UIKit's names when the device orientation changed.
-    public static func reports(
+    package static func reports(
         of change: DeviceOrientationChange, iioSensorProxyNames: Bool
     ) -> [(type: String, label: String, value: String, previous: String)] {
         var reports: [(type: String, label: String, value: String, previous: String)] = []

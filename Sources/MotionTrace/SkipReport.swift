@@ -58,7 +58,7 @@ public struct SkipReport: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// How many examples a report keeps.
-    public static let maximumExamples = 5
+    package static let maximumExamples = 5
 
     /// The file the report is about (`<stdin>` for standard input).
     public internal(set) var file: String
@@ -66,11 +66,11 @@ public struct SkipReport: Hashable, Sendable, CustomStringConvertible {
     public internal(set) var skippedRows = 0
     /// The number of rows skipped for each reason; reasons with no skipped rows are absent.
     public internal(set) var counts: [Reason: Int] = [:]
-    /// The first ``maximumExamples`` skipped rows, in file order.
+    /// The first 5 skipped rows (`maximumExamples`), in file order.
     public internal(set) var examples: [Example] = []
 
     /// Creates an empty report for `file`.
-    public init(file: String) {
+    package init(file: String) {
         self.file = file
     }
 
