@@ -1,28 +1,28 @@
-package import MotionCore
+public import MotionCore
 
 /// What the consumers of a sample loop need now: what the processor computes, and what the source must read (a
 /// device opens these sensors at the rate of the fastest interval).
-package struct SampleDemand: Equatable, Sendable {
+public struct SampleDemand: Equatable, Sendable {
     /// What the processor computes.
-    package var request: MotionProcessor.Request
+    public var request: MotionProcessor.Request
     /// The sensors to read.
-    package var sensors: SensorSet
+    public var sensors: SensorSet
     /// The smallest update interval asked for, in seconds (0: every sample).
-    package var fastestInterval: Double
+    public var fastestInterval: Double
 
     /// Creates a demand; the sensors are the request's required ones unless given.
-    package init(request: MotionProcessor.Request, sensors: SensorSet? = nil, fastestInterval: Double = 0) {
+    public init(request: MotionProcessor.Request, sensors: SensorSet? = nil, fastestInterval: Double = 0) {
         self.request = request
         self.sensors = sensors ?? request.requiredSensors
         self.fastestInterval = fastestInterval
     }
 
     /// What the source must read.
-    package var source: SourceDemand { SourceDemand(sensors: sensors, fastestInterval: fastestInterval) }
+    public var source: SourceDemand { SourceDemand(sensors: sensors, fastestInterval: fastestInterval) }
 }
 
 /// What became of one sample's outputs handed to a ``SampleDelivery``.
-package enum SampleDeliveryResult: Sendable {
+public enum SampleDeliveryResult: Sendable {
     /// Handed over.
     case delivered
     /// Handed over in part: the rest waits for room; the loop awaits ``SampleDelivery/waitForRoom()`` before the
@@ -31,7 +31,7 @@ package enum SampleDeliveryResult: Sendable {
 }
 
 /// Where a sample loop's outputs go: subscriptions (`MotionEngine`), or a command's output.
-package protocol SampleDelivery {
+public protocol SampleDelivery {
     /// What to compute and read; read again whenever ``demandGeneration`` changes.
     var demand: SampleDemand { get }
     /// Changes whenever ``demand`` does; read once per sample.
@@ -44,12 +44,12 @@ package protocol SampleDelivery {
 }
 
 /// Paces a replay: waits until the sample stamped `timestamp` is due; throws to stop the loop (cancelled).
-package protocol ReplayWaiter: AnyObject {
+public protocol ReplayWaiter: AnyObject {
     nonisolated(nonsending) func wait(until timestamp: Double) async throws
 }
 
 /// How a sample loop ended.
-package enum SampleLoopEnd: Sendable {
+public enum SampleLoopEnd: Sendable {
     /// The source ended; the end's outputs were delivered.
     case ended
     /// The source or the delivery failed; the end's outputs were delivered when the source failed.
@@ -63,23 +63,25 @@ package enum SampleLoopEnd: Sendable {
 /// `MotionProcessor` (set to the delivery's demand) and its outputs to the delivery. The library's engine
 /// (`MotionEngine`, deliveries to subscriptions) and every `motionctl` command (deliveries to an output) run it.
 /// Only waiting (for the source, the pacer or room) is asynchronous; a sample at hand is processed and delivered
-/// synchronously. Inlinable, so that each user's loop is specialised for its source and delivery.
-package struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
+/// synchronously. Inlinable, so that each user's loop is specialised for its source and delivery; public, not
+/// package, for the same reason: with Swift 6.3 a `package` inlinable loop was not specialised in `motionctl`
+/// (a witness call per sample: `stream --speed max` 5 % slower, `Docs/Performance.md`).
+public struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
     /// The processing core, set to the delivery's demand.
-    package var processor: MotionProcessor
+    public var processor: MotionProcessor
     /// Where the samples come from.
-    package var source: Source
+    public var source: Source
     /// Where the outputs go.
-    package var delivery: Delivery
+    public var delivery: Delivery
     /// Paces a replay, or `nil` for none (a live source, or as fast as possible).
-    package let pacer: (any ReplayWaiter)?
+    public let pacer: (any ReplayWaiter)?
     @usableFromInline var demand: SampleDemand
     @usableFromInline var sourceDemand: SourceDemand
     @usableFromInline var demandGeneration: Int
 
     /// Creates a loop; the processor is set to the delivery's demand at once.
     @inlinable
-    package init(processor: MotionProcessor, source: Source, delivery: Delivery, pacer: (any ReplayWaiter)? = nil) {
+    public init(processor: MotionProcessor, source: Source, delivery: Delivery, pacer: (any ReplayWaiter)? = nil) {
         self.processor = processor
         self.source = source
         self.delivery = delivery
@@ -93,7 +95,7 @@ package struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
     /// Runs until the source ends or fails, the delivery fails, or the source (task cancelled) or the pacer
     /// stops.
     @inlinable
-    nonisolated(nonsending) package mutating func run() async -> SampleLoopEnd {
+    nonisolated(nonsending) public mutating func run() async -> SampleLoopEnd {
         while true {
             refreshDemand()  // a subscription came or went; or the source's output opened at its first batch
             let sample: MotionSample
@@ -149,7 +151,7 @@ package struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
 
     /// Ends the source's processing: delivers what `MotionProcessor.finish` gives (a shake in progress cancelled).
     @inlinable
-    nonisolated(nonsending) package mutating func finish() async throws(MotionError) {
+    nonisolated(nonsending) public mutating func finish() async throws(MotionError) {
         processor.finish()
         if case .mustWait = try delivery.deliver(processor.outputs, end: true) { try await delivery.waitForRoom() }
     }
