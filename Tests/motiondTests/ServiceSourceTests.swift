@@ -205,6 +205,22 @@ struct ServiceSourceTests {
         }
     }
 
+    @Test("attitude --service on an accelerometer-only service ends at once, naming the gyroscope it lacks")
+    func attitudeNamesTheMissingGyroscope() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let attitude = try await fixture.bus.run(Self.motionctl, ["attitude", "--service"], timeout: 20)
+            #expect(attitude.status == 69, "\(attitude.output)")
+            #expect(
+                attitude.output.contains(
+                    "device motion in the arbitrary frame cannot be delivered: the motion service has no gyro (it has accel)"),
+                "\(attitude.output)")
+        }
+    }
+
     @Test("stream --service --count and --duration end the command by themselves after that many rows or seconds")
     func streamLimitsOnTheService() async throws {
         try await Testbed.run { testbed in
