@@ -157,7 +157,10 @@ package enum MotionDaemon {
             do throws(MotionError) {
                 for try await event in monitor {
                     log("device \(event.summary)")
-                    loop.execute { services.value.proxy.devicesChanged() }
+                    // The kernel sends `remove` before it takes the device out of sysfs: a listing made at once
+                    // may still show it, so the removed device is left out by name.
+                    let removed: String? = if case .removed(_, let path) = event { path } else { nil }
+                    loop.execute { services.value.proxy.devicesChanged(removed: removed) }
                 }
             } catch {
                 log("stopped watching for devices coming and going: \(error)")

@@ -119,6 +119,15 @@ final class SensorProxyService {
         }
     }
 
+    /// The sensors of the devices the service's source selects, as listed now, without the device at `removed`;
+    /// `nil` for a source that is not a device.
+    private func presentSensors(excluding removed: String?) -> SensorSet? {
+        guard let selection = manager.source.deviceSelection else { return nil }
+        let devices = ((try? IIODeviceDiscovery.devices(includeBase: selection.includeBase)) ?? [])
+            .filter { $0.sysfsPath != removed }
+        return DeviceSelector(selection.selector).sources(from: devices).reduce(SensorSet()) { $0.union($1.sensorSet) }
+    }
+
     /// Serves both objects.
     func register() throws(MotionError) {
         try connection.addObject(
@@ -144,10 +153,14 @@ final class SensorProxyService {
     /// Re-reads which sensors exist (after a udev add, remove or change): a change of `HasAccelerometer` or
     /// `HasCompass` is announced to every listener, as monitor-sensor's "Accelerometer appeared/disappeared";
     /// a sensor that disappears reads `undefined` (or −1), and one that appears while claimed starts.
-    func devicesChanged() {
+    /// - Parameter removed: The sysfs path of a device a udev `remove` named: not counted, even while udev still
+    ///   lists it.
+    func devicesChanged(removed: String? = nil) {
         prepareDevices()
-        let accelerometer = manager.isAccelerometerAvailable
-        let compass = fakes.compass || manager.availableAttitudeReferenceFrames.contains(.xMagneticNorthZVertical)
+        let sensors = presentSensors(excluding: removed) ?? manager.availableSensors
+        let accelerometer = sensors.contains(.accelerometer)
+        let compass =
+            fakes.compass || sensors.isSuperset(of: AttitudeReferenceFrame.xMagneticNorthZVertical.requiredSensors)
         if accelerometer != hasAccelerometer {
             hasAccelerometer = accelerometer
             var changed: [(String, DBusValue)] = [("HasAccelerometer", .boolean(accelerometer))]
