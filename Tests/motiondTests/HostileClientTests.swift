@@ -161,9 +161,12 @@ struct HostileClientTests {
     @Test("A user's slow streams, all together, carry no more than 25 Hz, however their grids would fall")
     func rateRightIsPerUser() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: true)
-            defer { running.stop() }
-            let fixture = running.fixture
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let feeder = fixture.feedInRealTime()
+            defer { feeder.cancel() }
             // 12 streams at 0.04 s on 12 connections, opened one after another, so their grids would start on
             // different scans of the 100 Hz device: once merged to 94.6 Hz.
             let attacker = try HostileClient.start(fixture.bus, ["open", "12", "1", "samples", "0.04", "read", "4"])
@@ -186,9 +189,10 @@ struct HostileClientTests {
     @Test("Streams nobody reads cost their buffers and no CPU time; a reading client gets every record")
     func unreadStreams() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: false)
-            defer { running.stop() }
-            let (fixture, service) = (running.fixture, running.service)
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
             let pid = service.process.processIdentifier
             let idle = try await BusClient(address: fixture.bus.address)
             var unread: [StreamReader] = []
@@ -227,9 +231,10 @@ struct HostileClientTests {
     @Test("A client at the device's own period, with jittering timestamps, gets every sample")
     func intervalEqualToThePeriod() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: false)
-            defer { running.stop() }
-            let fixture = running.fixture
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
             // uid 65534 at 0.04 s (its 25 Hz grid, then its own interval) on a 25 Hz device whose timestamps
             // jitter by up to ±8 ms (20 % of the period).
             let client = try HostileClient.start(fixture.bus, ["open", "1", "1", "samples", "0.04", "read", "6"])

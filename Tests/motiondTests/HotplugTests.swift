@@ -10,9 +10,12 @@ struct HotplugTests {
     @Test("Unplugged and plugged back: monitor-sensor sees the accelerometer go and return, a stream continues")
     func unplugAndReplug() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: true)
-            defer { running.stop() }
-            let (fixture, service) = (running.fixture, running.service)
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let feeder = fixture.feedInRealTime()
+            defer { feeder.cancel() }
             let client = try await BusClient(address: fixture.bus.address)
             let stream = try await client.openStream("samples", interval: 0.05, format: "csv")
             defer { stream.close() }

@@ -88,33 +88,6 @@ struct ServiceFixture {
         return service
     }
 
-    /// A buffered fixture with motiond serving it and, with `feeding`, scans fed in real time (`feedInRealTime`):
-    /// the setup most service tests share. `Running.stop()` ends the feed, the service and the bus, in that order.
-    static func startRunning(_ testbed: Testbed, feeding: Bool) async throws -> Running {
-        let fixture = try await makeBuffered(testbed)
-        let service: ChildProcess
-        do {
-            service = try await fixture.startService()
-        } catch {
-            fixture.stop()
-            throw error
-        }
-        return Running(fixture: fixture, service: service, feeder: feeding ? fixture.feedInRealTime() : nil)
-    }
-
-    /// What ``startRunning(_:feeding:)`` started.
-    struct Running {
-        let fixture: ServiceFixture
-        let service: ChildProcess
-        let feeder: Task<Void, Never>?
-
-        func stop() {
-            feeder?.cancel()
-            service.stop()
-            fixture.stop()
-        }
-    }
-
     /// Holds the accelerometer still with raw readings `raw` (x, y, z; 1024 ≈ 1 g).
     func hold(_ raw: (Int, Int, Int)) {
         testbed.setAttribute(accelerometer, "in_accel_x_raw", "\(raw.0)")

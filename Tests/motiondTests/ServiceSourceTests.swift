@@ -21,9 +21,12 @@ struct ServiceSourceTests {
     @Test("A MotionManager on the service: readings at its interval, equal to the device's, and orientation events")
     func managerOnTheService() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: true)
-            defer { running.stop() }
-            let (fixture, service) = (running.fixture, running.service)
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let feeder = fixture.feedInRealTime()
+            defer { feeder.cancel() }
             let manager = try MotionManager(source: .service(busAddress: fixture.bus.address))
             #expect(manager.isAccelerometerAvailable && !manager.isGyroAvailable)
             var readings: [AccelerometerData] = []
@@ -49,9 +52,12 @@ struct ServiceSourceTests {
     @Test("motionctl stream --service and orientation --service print the device's samples, exactly, and its orientation")
     func commandsOnTheService() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: true)
-            defer { running.stop() }
-            let fixture = running.fixture
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let feeder = fixture.feedInRealTime()
+            defer { feeder.cancel() }
             let stream = try fixture.bus.start(Self.motionctl, ["stream", "--service", "--interval", "0.1", "--format", "jsonl"])
             defer { stream.stop() }
             let orientation = try fixture.bus.start(Self.motionctl, ["orientation", "--service", "--format", "jsonl"])
@@ -83,9 +89,12 @@ struct ServiceSourceTests {
         .requires(.setpriv))
     func unprivilegedDefaults() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: true)  // 100 Hz of 1…400 Hz
-            defer { running.stop() }
-            let fixture = running.fixture
+            let fixture = try await ServiceFixture.makeBuffered(testbed)  // 100 Hz of 1…400 Hz
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let feeder = fixture.feedInRealTime()
+            defer { feeder.cancel() }
             // stream first, while the device runs at its 100 Hz: that needs the right, so it says so and reads 25 Hz, one sample per 0.04 s.
             let stream = try fixture.bus.start(
                 "/usr/bin/setpriv", Self.asNobody(["stream", "--service", "--format", "jsonl"]))
@@ -126,9 +135,12 @@ struct ServiceSourceTests {
     @Test("Given no interval, root's --service commands leave the shared device at the rate they need, not its highest")
     func rootDoesNotRaiseTheRate() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: true)  // 100 Hz of 1…400 Hz
-            defer { running.stop() }
-            let fixture = running.fixture
+            let fixture = try await ServiceFixture.makeBuffered(testbed)  // 100 Hz of 1…400 Hz
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let feeder = fixture.feedInRealTime()
+            defer { feeder.cancel() }
             // stream: every sample at the device's current 100 Hz (it used to raise the device to 400 Hz).
             let stream = try fixture.bus.start(Self.motionctl, ["stream", "--service", "--format", "jsonl"])
             defer { stream.stop() }
@@ -169,9 +181,12 @@ struct ServiceSourceTests {
     @Test("A stream's client killed with SIGKILL: its stream ends, and the device stops once the last one goes")
     func killedStreamClient() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: true)
-            defer { running.stop() }
-            let (fixture, service) = (running.fixture, running.service)
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let feeder = fixture.feedInRealTime()
+            defer { feeder.cancel() }
             let first = try fixture.bus.start(Self.motionctl, ["stream", "--service", "--interval", "0.1"])
             defer { first.stop() }
             let second = try fixture.bus.start(Self.motionctl, ["stream", "--service", "--interval", "0.2"])
@@ -193,9 +208,10 @@ struct ServiceSourceTests {
     @Test("attitude --service on an accelerometer-only service ends at once, naming the gyroscope it lacks")
     func attitudeNamesTheMissingGyroscope() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: false)
-            defer { running.stop() }
-            let fixture = running.fixture
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
             let attitude = try await fixture.bus.run(Self.motionctl, ["attitude", "--service"], timeout: 20)
             #expect(attitude.status == 69, "\(attitude.output)")
             #expect(
@@ -208,9 +224,12 @@ struct ServiceSourceTests {
     @Test("stream --service --count and --duration end the command by themselves after that many rows or seconds")
     func streamLimitsOnTheService() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: true)
-            defer { running.stop() }
-            let fixture = running.fixture
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let feeder = fixture.feedInRealTime()
+            defer { feeder.cancel() }
             for (limit, expected) in [(["--count", "7"], 7), (["--duration", "0.5"], 5)] {
                 let stream = try fixture.bus.start(
                     Self.motionctl, ["stream", "--service", "--interval", "0.1", "--format", "jsonl"] + limit)

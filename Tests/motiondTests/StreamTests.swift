@@ -15,9 +15,10 @@ struct StreamTests {
     @Test("Clients at different intervals each get exactly their interval, from one device")
     func mixedIntervals() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: false)
-            defer { running.stop() }
-            let (fixture, service) = (running.fixture, running.service)
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
             let first = try await BusClient(address: fixture.bus.address)
             let second = try await BusClient(address: fixture.bus.address)
             let fast = try await first.openStream("samples", interval: 0.02, format: "csv")
@@ -56,9 +57,10 @@ struct StreamTests {
     @Test("Streams of one kind and format get the same lines (rendered once); each its own header, first")
     func sharedLines() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: false)
-            defer { running.stop() }
-            let fixture = running.fixture
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
             let first = try await BusClient(address: fixture.bus.address)
             let second = try await BusClient(address: fixture.bus.address)
             let early = try await first.openStream("samples", interval: 0.01, format: "csv")
@@ -100,9 +102,10 @@ struct StreamTests {
     @Test("Event streams: an orientation change and a shake, as motionctl prints them")
     func eventStreams() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: false)
-            defer { running.stop() }
-            let fixture = running.fixture
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
             let client = try await BusClient(address: fixture.bus.address)
             let shakes = try await client.openStream("shake", interval: 1, format: "jsonl")
             let changes = try await client.openStream("orientation", interval: 1, format: "jsonl")
@@ -131,9 +134,10 @@ struct StreamTests {
     @Test("Steps and activity streams: a simulated walk's steps, numbered in order, and walking then stationary")
     func stepsAndActivity() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: false)
-            defer { running.stop() }
-            let fixture = running.fixture
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
             let client = try await BusClient(address: fixture.bus.address)
             let steps = try await client.openStream("steps", interval: 1, format: "jsonl")
             let activity = try await client.openStream("activity", interval: 1, format: "jsonl")
@@ -253,9 +257,10 @@ struct StreamTests {
     @Test("A client that never reads loses its own records, counted, and slows no other")
     func stalledClient() async throws {
         try await Testbed.run { testbed in
-            let running = try await ServiceFixture.startRunning(testbed, feeding: false)
-            defer { running.stop() }
-            let (fixture, service) = (running.fixture, running.service)
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
             let client = try await BusClient(address: fixture.bus.address)
             // Every scan as JSON Lines into a socket nobody reads, with room for 16 records.
             let stalled = try await client.openStream(
