@@ -91,13 +91,17 @@ final class MotionEngine: Sendable {
         var end: Result<Void, MotionError>?
         /// What device motion learned about the device, as of the last producer's end.
         var calibration: DeviceMotionFilter.State?
+        /// A consumer runs the loop itself (``run(_:)``): subscriptions are refused meanwhile.
+        var isRunExclusively = false
     }
 
     let source: MotionSource
     let configuration: MotionConfiguration
     /// The source's reader: used by one producer task at a time (each waits for the previous one to end).
-    nonisolated(unsafe) private let reader: any MotionSampleReader
-    private let makeWaiter: @Sendable (Double) -> any ReplayWaiter
+    nonisolated(unsafe) let reader: any MotionSampleReader
+    /// The pacer of a replay at `factor` × real time on the manager's clock, which calls `beforeSleep` (if any)
+    /// before each wait that will sleep.
+    let makeWaiter: @Sendable (_ factor: Double, _ beforeSleep: BeforeSleep?) -> any FailingReplayWaiter
     let state = LockedState(State())
 
     init<C: Clock>(source: MotionSource, configuration: MotionConfiguration, clock: C) throws(MotionError)
@@ -105,7 +109,7 @@ final class MotionEngine: Sendable {
         self.source = source
         self.configuration = configuration
         reader = try source.provider.makeReader()
-        makeWaiter = { factor in ClockWaiter(clock: clock, factor: factor) }
+        makeWaiter = { factor, beforeSleep in ClockWaiter(clock: clock, factor: factor, beforeSleep: beforeSleep) }
     }
 
     /// The sensors the source has: from the trace's header, the samples, the devices present now, the service.
@@ -132,6 +136,7 @@ final class MotionEngine: Sendable {
         }
         let outcome: Outcome = state.withLock { state in
             if let end = state.end { return .ended(end) }
+            if state.isRunExclusively { return .ended(.failure(Self.runningExclusively)) }
             let id = state.nextID
             state.nextID += 1
             state.registrations[id] = Registration(
@@ -300,7 +305,7 @@ final class MotionEngine: Sendable {
     // MARK: Producer
 
     private func produce() async {
-        let waiter = source.pacing.speedFactor.flatMap { source.isLive ? nil : makeWaiter($0) }
+        let waiter = source.pacing.speedFactor.flatMap { source.isLive ? nil : makeWaiter($0, nil) }
         let (needs, learned) = state.withLock { ($0.needs, $0.calibration) }
         var configuration = self.configuration
         if let learned { configuration.calibration = learned }  // a later producer goes on from what was learned
@@ -537,15 +542,30 @@ enum Delivery {
     }
 }
 
-/// Paces a replay on a clock: waits until the sample's time, relative to the first sample, has passed.
-final class ClockWaiter<C: Clock>: ReplayWaiter where C.Duration == Duration {
+/// Called before a pacer sleeps (a command flushes its output, so that what it wrote is visible while it waits);
+/// its error stops the loop.
+typealias BeforeSleep = () throws(MotionError) -> Void
+
+/// A pacer whose `beforeSleep` may have failed (and so stopped the loop).
+protocol FailingReplayWaiter: ReplayWaiter {
+    /// The error `beforeSleep` threw, or `nil`.
+    var failure: MotionError? { get }
+}
+
+/// Paces a replay on a clock: waits until the sample's time, relative to the first sample, has passed. The
+/// manager's one pacer: its subscriptions' replays and a command's (``MotionEngine/run(_:)``, on the continuous
+/// clock, which a signal interrupts by cancelling the task).
+final class ClockWaiter<C: Clock>: FailingReplayWaiter where C.Duration == Duration {
     private let clock: C
     private var schedule: ReplaySchedule
     private var anchor: C.Instant?
+    private let beforeSleep: BeforeSleep?
+    private(set) var failure: MotionError?
 
-    init(clock: C, factor: Double) {
+    init(clock: C, factor: Double, beforeSleep: BeforeSleep? = nil) {
         self.clock = clock
         schedule = ReplaySchedule(factor: factor)
+        self.beforeSleep = beforeSleep
     }
 
     nonisolated(nonsending) func wait(until timestamp: Double) async throws {
@@ -554,14 +574,24 @@ final class ClockWaiter<C: Clock>: ReplayWaiter where C.Duration == Duration {
             _ = schedule.offset(of: timestamp)
             return
         }
-        try await clock.sleep(until: anchor.advanced(by: .seconds(offset)), tolerance: nil)
+        let deadline = anchor.advanced(by: .seconds(offset))
+        if let beforeSleep {
+            guard deadline > clock.now else { return }  // due: no sleep, no flush
+            do {
+                try beforeSleep()
+            } catch {
+                failure = error
+                throw error
+            }
+        }
+        try await clock.sleep(until: deadline, tolerance: nil)
     }
 }
 
 /// When each sample of a replay is due: the first at once, each later one when as much clock time, divided by
-/// the speed factor, has passed since the first as separates their timestamps (never before the first). The one
-/// pacing rule of `MotionManager`'s replays (`ClockWaiter`, on the injected clock) and of `motionctl`'s (`Pacer`,
-/// on `CLOCK_MONOTONIC`). A pure value: the caller owns the clock.
+/// the speed factor, has passed since the first as separates their timestamps (never before the first). The rule of
+/// the one pacer, `ClockWaiter`, on the manager's clock (its subscriptions' replays and `motionctl`'s, through
+/// ``MotionManager/run(_:sensors:demandInterval:willWait:outputs:)``). A pure value: the caller owns the clock.
 package struct ReplaySchedule: Sendable {
     /// The factor on real time (2: twice as fast).
     package let factor: Double

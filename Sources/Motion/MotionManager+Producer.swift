@@ -124,3 +124,31 @@ extension MotionManager {
         }
     }
 }
+
+extension MotionManager {
+    /// Runs the manager's one sample loop in the calling task for a single consumer that takes every sample's
+    /// outputs synchronously, as `motionctl`'s commands do: the source (paced by the manager's pacer when it is a
+    /// recording), the processor set to `request`, then `outputs` on the source's thread, with no lock or buffer
+    /// per sample. No subscription may be active or made meanwhile (`invalidArgument`).
+    ///
+    /// Ends when the source ends, `outputs` returns `false` (no more samples: the end's outputs are not asked
+    /// for), or the calling task is cancelled (a signal): the end's outputs (a shake in progress cancelled) then
+    /// still go to `outputs` when they hold anything.
+    ///
+    /// - Parameters:
+    ///   - sensors: Readings of other sensors are removed from each sample before processing, or `nil` for none.
+    ///   - demandInterval: The interval, in seconds, whose rate a live source is asked for (0: its own rate).
+    ///   - willWait: Runs before the loop waits, for the pacer or for the source's next batch (a command flushes
+    ///     its output there); its error ends the run.
+    ///   - outputs: Gets each sample's outputs; `false` ends the run; its error ends the run.
+    /// - Returns: The processor as the run left it (the pedometer's total, the estimator's counters).
+    @discardableResult
+    package func run(
+        _ request: MotionProcessor.Request, sensors: SensorSet? = nil, demandInterval: Double = 0,
+        willWait: (() throws(MotionError) -> Void)? = nil,
+        outputs: @escaping (MotionOutputs) throws(MotionError) -> Bool
+    ) async throws(MotionError) -> MotionProcessor {
+        try await engine.run(
+            request, sensors: sensors, demandInterval: demandInterval, willWait: willWait, outputs: outputs)
+    }
+}

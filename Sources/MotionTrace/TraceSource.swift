@@ -14,6 +14,21 @@ extension MotionSource {
         MotionSource(TraceSampleProvider(path: path, lenient: lenient), pacing: pacing)
     }
 
+    /// A trace already opened (a command's standard input through its own pump), for one manager: its reader is
+    /// handed to the first manager made on this source.
+    package static func trace(_ reader: TraceReader, pacing: ReplayPacing = .realTime) -> MotionSource {
+        MotionSource(OpenTraceProvider(reader: reader), pacing: pacing)
+    }
+}
+
+/// `MotionSource.trace(_:pacing:)` for a reader already open.
+struct OpenTraceProvider: MotionSampleProvider, @unchecked Sendable {
+    /// Handed to one manager, which reads it on one thread at a time.
+    let reader: TraceReader
+    var isLive: Bool { false }
+    var description: String { "trace \(reader.name)" }
+
+    func makeReader() throws(MotionError) -> any MotionSampleReader { TraceSampleProvider.Reader(reader) }
 }
 
 /// `MotionSource.trace(_:pacing:lenient:)`: a trace file read as the replay goes.

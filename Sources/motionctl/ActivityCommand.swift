@@ -27,7 +27,7 @@ struct ActivityCommand: AsyncParsableCommand {
     var trace: String?
 
     @Option(help: "Replay speed: realtime, max (the default), or a factor such as 2 or 0.5.")
-    var speed: ReplaySpeed?
+    var speed: ReplayPacing?
 
     @OptionGroup var live: LiveEventOptions
 
@@ -67,10 +67,10 @@ struct ActivityCommand: AsyncParsableCommand {
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: trace)
         let output = try EventOutput(format: format)
-        var processor = MotionProcessor(request: .init(activity: true))
-        try await TraceReplay(reader: reader, speed: (speed ?? .max).factor).run(&processor, flush: output.flush) {
+        try await replay(reader, pacing: speed ?? .max, request: .init(activity: true), flush: output.flush) {
             outputs throws(MotionError) in
             if let activity = outputs.activity { try Self.write(activity, to: output) }
+            return true
         }
     }
 

@@ -76,7 +76,7 @@ struct AttitudeCommand: AsyncParsableCommand {
     var sensors: SensorList?
 
     @Option(help: "Replay speed: realtime, max (the default), or a factor such as 2 or 0.5.")
-    var speed: ReplaySpeed?
+    var speed: ReplayPacing?
 
     @Flag(help: "Also write Euler angles, rotation rate, gravity, user acceleration, heading, calibrated field.")
     var all = false
@@ -170,21 +170,21 @@ struct AttitudeCommand: AsyncParsableCommand {
         let writer = try TraceWriter(
             fileDescriptor: 1, name: "<stdout>", format: output.format, recordType: "attitude", columns: columns,
             metadata: metadata, flushing: output.flushing)
-        var processor = MotionProcessor(configuration: configuration, request: .init(referenceFrames: [frame]))
-        defer {
-            let saturated = processor.deviceMotionFilter(for: frame)?.estimator.gyroscopeSaturationCount ?? 0
-            if saturated > 0 {
-                printToStandardError(
-                    "motionctl: warning: \(saturated) gyroscope readings were saturated (clipped at the full-scale range)")
-            }
-        }
         let all = self.all
         var values = [Double](repeating: 0, count: columns.count)
         values[0] = 1  // the identity until both the gyroscope and the accelerometer have reported
-        let replay = TraceReplay(reader: reader, speed: (speed ?? .max).factor, inputSensors: chosen)
-        try await replay.run(&processor, flush: writer.flush) { outputs throws(MotionError) in
+        let processor = try await replay(
+            reader, pacing: speed ?? .max, configuration: configuration, request: .init(referenceFrames: [frame]),
+            sensors: chosen, flush: writer.flush
+        ) { outputs throws(MotionError) in
             if let motion = outputs.deviceMotion(in: frame) { Self.fill(&values, with: motion, all: all) }
             try writer.write(recordAt: outputs.timestamp, values: values)
+            return true
+        }
+        let saturated = processor.deviceMotionFilter(for: frame)?.estimator.gyroscopeSaturationCount ?? 0
+        if saturated > 0 {
+            printToStandardError(
+                "motionctl: warning: \(saturated) gyroscope readings were saturated (clipped at the full-scale range)")
         }
     }
 

@@ -1,7 +1,7 @@
 public import ArgumentParser
 public import MotionAlgorithms
 import Motion
-import MotionCore
+public import MotionCore
 public import MotionTrace
 
 #if canImport(Glibc)
@@ -9,30 +9,25 @@ import Glibc
 #endif
 
 /// How fast a trace is replayed: like a live device (`realtime`), scaled by a factor, or as fast as possible.
-struct ReplaySpeed: ExpressibleByArgument, Equatable, CustomStringConvertible {
-    /// The factor applied to trace time (2 = twice as fast), or `nil` for as fast as possible.
-    let factor: Double?
+extension ReplayPacing: ExpressibleByArgument {
+    /// `--speed max`: as fast as the command takes the samples.
+    static let max = ReplayPacing.asFastAsConsumed
 
-    static let realtime = ReplaySpeed(factor: 1)
-    static let max = ReplaySpeed(factor: nil)
-
-    init(factor: Double?) {
-        self.factor = factor
-    }
-
-    init?(argument: String) {
+    public init?(argument: String) {
         switch argument {
-        case "realtime": self = .realtime
+        case "realtime": self = .realTime
         case "max": self = .max
         default:
             guard let factor = Double(argument), factor > 0, factor.isFinite else { return nil }
-            self.init(factor: factor)
+            self = .scaled(by: factor)
         }
     }
 
-    var description: String { factor.map { $0 == 1 ? "realtime" : "\($0)" } ?? "max" }
-    var defaultValueDescription: String { description }
-    static var allValueStrings: [String] { ["realtime", "max", "<factor > 0>"] }
+    public var defaultValueDescription: String {
+        speedFactor.map { $0 == 1 ? "realtime" : "\($0)" } ?? "max"
+    }
+
+    public static var allValueStrings: [String] { ["realtime", "max", "<factor > 0>"] }
 }
 
 extension TraceFormat: ExpressibleByArgument {}

@@ -29,7 +29,8 @@ enum Interruption {
         guard first else { return }
         signal(SIGPIPE, SIG_IGN)
         _ = requested.load(ordering: .relaxed)  // initialised here, never first in the handler
-        // Readable from the first signal on (never read): what a wait polls to end at once (`waitUntil`).
+        // Readable from the first signal on (never read): what a thread blocked in `poll` watches to end at once
+        // (`StandardInputPump`).
         var wake: [Int32] = [-1, -1]
         if pipe(&wake) == 0 {
             for fd in wake {
@@ -72,19 +73,6 @@ enum Interruption {
     /// to and nobody reads), for a thread that waits in `poll` to wake at once; -1 before ``install()``.
     static var wakeDescriptor: Int32 { signalWakeRead }
 
-    /// Waits until `deadline` (seconds on `CLOCK_MONOTONIC`) or until SIGINT or SIGTERM arrives, whichever comes
-    /// first: a signal ends the wait at once, whatever thread it was delivered to.
-    static func waitUntil(monotonic deadline: Double) {
-        while !isRequested {
-            let left = deadline - Pacer.monotonicNow()
-            guard left > 0 else { return }
-            // Whole milliseconds, rounded up (at most a day per call): the loop then sees the deadline passed.
-            let milliseconds = Int32(min((left * 1000).rounded(.up), 86_400_000))
-            var poller = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
-            _ = poll(&poller, wakeDescriptor >= 0 ? 1 : 0, milliseconds)
-        }
-    }
-
     /// Sets what the watching thread runs when a signal arrives (`nil`: nothing).
     fileprivate static func setAction(_ newAction: (@Sendable () -> Void)?) {
         action.withLock { $0 = newAction }
@@ -119,6 +107,13 @@ nonisolated(unsafe) private var signalWakeWrite: Int32 = -1
 /// device data stops at once (the capture then disables the device's buffer).
 enum SignalCancellation {
     static func run(_ body: @escaping @Sendable () async throws -> Void) async throws(MotionError) {
+        try await value(body)
+    }
+
+    /// As ``run(_:)``, returning the body's value.
+    static func value<Value: Sendable>(
+        _ body: @escaping @Sendable () async throws -> Value
+    ) async throws(MotionError) -> Value {
         Interruption.install()
         // On the capture executor: the thread that sees the device data also writes it out (one wake-up per batch).
         let task = Task(executorPreference: Reactor.shared) { try await body() }
@@ -126,8 +121,9 @@ enum SignalCancellation {
         if Interruption.isRequested { task.cancel() }
         let result = await task.result
         Interruption.setAction(nil)
-        if case .failure(let error) = result {
-            throw error as? MotionError ?? MotionError(.cancelled, "interrupted")
+        switch result {
+        case .success(let value): return value
+        case .failure(let error): throw error as? MotionError ?? MotionError(.cancelled, "interrupted")
         }
     }
 }

@@ -30,7 +30,7 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
     var trace: String?
 
     @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
-    var speed: ReplaySpeed?
+    var speed: ReplayPacing?
 
     @Option(help: "Output format: text (one line per change, like monitor-sensor) or jsonl (JSON Lines).")
     var format: EventFormat = .text
@@ -99,11 +99,12 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
         if ispNames && format == .text {
             try output.writeLine("=== Has accelerometer (orientation: undefined, tilt: undefined)")
         }
-        var processor = MotionProcessor(
-            configuration: MotionConfiguration(orientation: configuration), request: .init(orientation: true))
-        try await TraceReplay(reader: reader, speed: (speed ?? .realtime).factor).run(&processor, flush: output.flush) {
-            outputs throws(MotionError) in
+        try await replay(
+            reader, pacing: speed ?? .realTime, configuration: MotionConfiguration(orientation: configuration),
+            request: .init(orientation: true), flush: output.flush
+        ) { outputs throws(MotionError) in
             if let change = outputs.orientationChange { try Self.write(change, ispNames: ispNames, to: output) }
+            return true
         }
     }
 

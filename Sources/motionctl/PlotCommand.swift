@@ -96,15 +96,13 @@ struct PlotCommand: AsyncParsableCommand {
             }
         }
 
-        var processor = MotionProcessor(
-            configuration: configuration,
-            request: .init(
-                sensors: reader.sensors, updateInterval: 0, referenceFrames: attitude ? [frame] : [], shake: events,
-                orientation: events))
-        let replay = TraceReplay(reader: reader, speed: nil)
         let toDegrees = 180 / Double.pi
         let attitude = attitude
-        try await replay.run(&processor, flush: {}) { outputs throws(MotionError) in
+        let request = MotionProcessor.Request(
+            sensors: reader.sensors, updateInterval: 0, referenceFrames: attitude ? [frame] : [], shake: events,
+            orientation: events)
+        try await replay(reader, pacing: .max, configuration: configuration, request: request, flush: {}) {
+            outputs throws(MotionError) in
             if let sample = outputs.sample {
                 if start == nil { start = sample.timestamp }
                 end = sample.timestamp
@@ -130,6 +128,7 @@ struct PlotCommand: AsyncParsableCommand {
                     mark(change.timestamp, report.value, "#9467bd")
                 }
             }
+            return true
         }
 
         let titles: [String: (String, String)] = [

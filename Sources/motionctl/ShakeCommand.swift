@@ -34,7 +34,7 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
     var trace: String?
 
     @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
-    var speed: ReplaySpeed?
+    var speed: ReplayPacing?
 
     @Option(help: "Output format: text (one line per event) or jsonl (JSON Lines).")
     var format: EventFormat = .text
@@ -112,10 +112,12 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: path)
         let output = try EventOutput(format: format)
-        var processor = MotionProcessor(configuration: MotionConfiguration(shake: configuration), request: .init(shake: true))
-        try await TraceReplay(reader: reader, speed: (speed ?? .realtime).factor).run(&processor, flush: output.flush) {
-            outputs throws(MotionError) in
+        try await replay(
+            reader, pacing: speed ?? .realTime, configuration: MotionConfiguration(shake: configuration),
+            request: .init(shake: true), flush: output.flush
+        ) { outputs throws(MotionError) in
             if let event = outputs.shake { try Self.write(event, to: output) }
+            return true
         }
     }
 

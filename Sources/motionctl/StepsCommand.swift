@@ -29,7 +29,7 @@ struct StepsCommand: AsyncParsableCommand {
     var trace: String?
 
     @Option(help: "Replay speed: realtime, max (the default), or a factor such as 2 or 0.5.")
-    var speed: ReplaySpeed?
+    var speed: ReplayPacing?
 
     @OptionGroup var live: LiveEventOptions
 
@@ -110,13 +110,14 @@ struct StepsCommand: AsyncParsableCommand {
         try requireAccelerometer(reader, path: trace)
         let output = try StepsOutput(format: format)
         try output.writeHeader()
-        var processor = MotionProcessor(
-            configuration: MotionConfiguration(stepLength: model), request: .init(steps: true))
         var lastTime = 0.0
-        try await TraceReplay(reader: reader, speed: (speed ?? .max).factor).run(&processor, flush: output.flush) {
-            outputs throws(MotionError) in
+        let processor = try await replay(
+            reader, pacing: speed ?? .max, configuration: MotionConfiguration(stepLength: model),
+            request: .init(steps: true), flush: output.flush
+        ) { outputs throws(MotionError) in
             lastTime = outputs.timestamp
             if let update = outputs.steps { try output.write(update, stepLength: model) }
+            return true
         }
         let data = processor.pedometerData ?? StepsOutput.noSteps
         try output.writeTotal(data, at: lastTime)

@@ -37,9 +37,9 @@ struct StreamCommand: AsyncParsableCommand {
     var service = false
 
     @Option(name: .customLong("speed"), help: "Replay speed: realtime (the default), max, or a factor such as 2 or 0.5.")
-    var speedOption: ReplaySpeed?
+    var speedOption: ReplayPacing?
 
-    var speed: ReplaySpeed { speedOption ?? .realtime }
+    var speed: ReplayPacing { speedOption ?? .realTime }
 
     @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
     var lenient = false
@@ -191,16 +191,17 @@ struct StreamCommand: AsyncParsableCommand {
         let writer = try TraceWriter(
             fileDescriptor: 1, name: "<stdout>", format: output.format, sensors: sensors, metadata: metadata,
             flushing: output.flushing)
-        var processor = MotionProcessor(
-            configuration: MotionConfiguration(sensorFilter: processing.filter),
-            request: .init(sensors: sensors, updateInterval: processing.interval))
         let limit = OutputLimit.make(duration: duration, count: count)
-        let replay = TraceReplay(reader: reader, speed: speed.factor, limit: limit)
-        try await replay.run(&processor, flush: writer.flush) { outputs throws(MotionError) in
+        try await replay(
+            reader, pacing: speed, configuration: MotionConfiguration(sensorFilter: processing.filter),
+            request: .init(sensors: sensors, updateInterval: processing.interval), flush: writer.flush
+        ) { outputs throws(MotionError) in
+            if let limit, !limit.admits(outputs.timestamp) { return false }
             if let sample = outputs.sample {
                 try writer.write(sample)
                 limit?.didWrite()
             }
+            return limit?.isReached != true
         }
     }
 }

@@ -1,3 +1,4 @@
+import MotionSystem
 import MotionTrace
 
 #if canImport(Glibc)
@@ -27,7 +28,7 @@ final class TerminalProgress {
     /// `text` is only built when shown.
     func update(_ text: @autoclosure () -> String) {
         guard isActive else { return }
-        let now = Pacer.monotonicNow()
+        let now = Double(monotonicNanoseconds()) * 1e-9
         guard now - lastUpdate >= Self.minimumInterval else { return }
         lastUpdate = now
         var line = text()

@@ -1,0 +1,140 @@
+import Foundation
+import MotionAlgorithms
+import MotionCore
+import MotionTesting
+import Testing
+
+@testable import Motion
+
+/// `MotionManager.run`: the commands' driver, the manager's one loop for a single synchronous consumer.
+@Suite("A manager's run for one synchronous consumer")
+struct ManagerRunTests {
+    /// The simulated shakes, taps and walking of `Scenario.shakeSequence` at 100 Hz (accelerometer and gyroscope).
+    static let samples: [MotionSample] = Array(
+        try! Simulation(scenario: .shakeSequence(seed: 7), options: .init(rate: 100, seed: 7)))
+
+    @Test("Gives the same samples, device motion and shakes as the manager's subscriptions")
+    func sameAsSubscriptions() async throws {
+        let run = try MotionManager(source: .samples(Self.samples, pacing: .asFastAsConsumed))
+        var ranSamples: [MotionSample] = []
+        var ranMotion: [DeviceMotion] = []
+        var ranShakes: [ShakeEvent] = []
+        try await run.run(.init(sensors: .accelerometer, updateInterval: 0.05, referenceFrames: [.xArbitraryZVertical], shake: true)) {
+            outputs in
+            if let sample = outputs.sample { ranSamples.append(sample) }
+            if let motion = outputs.deviceMotion(in: .xArbitraryZVertical) { ranMotion.append(motion) }
+            if let shake = outputs.shake { ranShakes.append(shake) }
+            return true
+        }
+        let subscribed = try MotionManager(source: .samples(Self.samples, pacing: .asFastAsConsumed))
+        let sampleUpdates = subscribed.sampleUpdates(sensors: .accelerometer, interval: 0.05)
+        let motionUpdates = subscribed.deviceMotionUpdates(using: .xArbitraryZVertical, interval: 0)
+        let shakeUpdates = subscribed.shakeEvents()
+        // Read together: a lossless replay waits for the slowest consumer.
+        async let samplesRead = Self.collect(sampleUpdates)
+        async let motionRead = Self.collect(motionUpdates)
+        async let shakesRead = Self.collect(shakeUpdates)
+        let (samples, motion, shakes) = try await (samplesRead, motionRead, shakesRead)
+        #expect(!ranShakes.isEmpty && ranSamples.count > 10)
+        #expect(ranSamples == samples)
+        #expect(ranMotion.map(\.timestamp) == motion.map(\.timestamp))
+        #expect(ranMotion.map(\.attitude.quaternion) == motion.map(\.attitude.quaternion))
+        #expect(ranShakes == shakes)
+    }
+
+    static func collect<Element: Sendable>(_ updates: MotionUpdates<Element>) async throws -> [Element] {
+        var elements: [Element] = []
+        for try await element in updates { elements.append(element) }
+        return elements
+    }
+
+    @Test("Ends when the consumer returns false, and the processor it returns has seen exactly those samples")
+    func consumerStops() async throws {
+        let manager = try MotionManager(source: .samples(Self.samples, pacing: .asFastAsConsumed))
+        var count = 0
+        let processor = try await manager.run(.init(steps: true)) { _ in
+            count += 1
+            return count < 25
+        }
+        #expect(count == 25)
+        #expect(processor.request.steps)
+    }
+
+    @Test("Refuses while a subscription is active, and subscriptions end with the reason while it runs")
+    func exclusive() async throws {
+        let manager = try MotionManager(source: .samples(Self.samples, pacing: .scaled(by: 1000)))
+        let updates = manager.accelerometerUpdates(interval: 0)
+        var iterator = updates.makeAsyncIterator()
+        _ = try await iterator.next()
+        await #expect(throws: MotionError.self) { _ = try await manager.run(.init(shake: true)) { _ in true } }
+        updates.cancel()
+        await manager.stopAllUpdates()
+        let other = try MotionManager(source: .samples(Self.samples, pacing: .asFastAsConsumed))
+        let errors = Recorder<MotionError>()
+        try await other.run(.init(shake: true)) { _ in
+            other.startAccelerometerUpdates(to: OperationQueue()) { _, error in
+                if let error { errors.append(error) }
+            }
+            return false
+        }
+        #expect(await eventually { errors.count == 1 })
+        #expect(errors.all.first?.code == .invalidArgument)
+        #expect(errors.all.first?.message.contains("MotionManager.run") == true)
+    }
+
+    @Test("Needs a sensor the source lacks: fails at once with unsupported, naming it")
+    func missingSensor() async throws {
+        let accelerometerOnly = Self.samples.map { MotionSample(timestamp: $0.timestamp, acceleration: $0.acceleration) }
+        let manager = try MotionManager(source: .samples(accelerometerOnly, pacing: .asFastAsConsumed))
+        do {
+            try await manager.run(.init(referenceFrames: [.xArbitraryZVertical])) { _ in true }
+            Issue.record("ran without the gyroscope")
+        } catch {
+            #expect(error.code == .unsupported)
+            #expect(error.message.contains("has no gyro (it has accel)"), "\(error.message)")
+        }
+    }
+
+    @Test("A paced replay calls willWait before each sleep; its error ends the run and is thrown")
+    func willWaitFailure() async throws {
+        let manager = try MotionManager(source: .samples(Self.samples, pacing: .realTime))
+        var delivered = 0
+        var waits = 0
+        do {
+            try await manager.run(
+                .init(sensors: .accelerometer),
+                willWait: { () throws(MotionError) in
+                    waits += 1
+                    if waits == 3 { throw MotionError(.ioFailure, "the output is gone") }
+                }
+            ) { _ in
+                delivered += 1
+                return true
+            }
+            Issue.record("the run ended without the output's error")
+        } catch {
+            #expect(error.message == "the output is gone")
+        }
+        #expect(waits == 3)
+        #expect(delivered >= 3 && delivered < Self.samples.count)
+    }
+
+    @Test("Cancelled (a signal): the end's outputs still come, a shake in progress cancelled as interrupted")
+    func cancelledDeliversTheEnd() async throws {
+        let manager = try MotionManager(source: .samples(Self.samples, pacing: .asFastAsConsumed))
+        var events: [ShakeEvent] = []
+        var afterCancel = 0
+        try await manager.run(.init(shake: true)) { outputs in
+            if let event = outputs.shake {
+                events.append(event)
+                if case .began = event.phase { withUnsafeCurrentTask { $0?.cancel() } }  // as SIGINT does
+            }
+            if Task.isCancelled { afterCancel += 1 }
+            return true
+        }
+        #expect(events.count == 2)
+        #expect(events.first?.phase == .began)
+        #expect(events.last?.phase == .cancelled(.interrupted))
+        #expect(afterCancel < 70, "a cancelled run stops within 64 samples")
+    }
+}
