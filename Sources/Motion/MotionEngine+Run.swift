@@ -19,8 +19,8 @@ extension MotionEngine {
         if !available.isEmpty, !available.isSuperset(of: required) {  // empty: not known yet (no device present)
             throw MotionError(
                 .unsupported,
-                "what was asked needs \(required), but the \(source.provider) has no \(required.subtracting(available)) "
-                    + "(it has \(available))")
+                "\(Self.describe(request)) cannot be delivered: the \(source.provider) has no "
+                    + "\(required.subtracting(available)) (it has \(available))")
         }
         let (previous, learned) = try state.withLock { state throws(MotionError) in
             if let end = state.end, case .failure(let error) = end { throw error }
@@ -61,6 +61,22 @@ extension MotionEngine {
             throw error
         }
         return run.loop.processor
+    }
+}
+
+extension MotionEngine {
+    /// What `request` asks for, in the words of a subscription's refusal: "device motion in the arbitrary frame".
+    static func describe(_ request: MotionProcessor.Request) -> String {
+        var parts: [String] = []
+        if !request.sensors.isEmpty { parts.append("samples of \(request.sensors)") }
+        for frame in AttitudeReferenceFrame.allCases where request.referenceFrames.contains(frame) {
+            parts.append("device motion in the \(frame.shortName) frame")
+        }
+        if request.shake { parts.append("shake events") }
+        if request.orientation { parts.append("orientation changes") }
+        if request.steps { parts.append("steps") }
+        if request.activity { parts.append("activity updates") }
+        return parts.isEmpty ? "nothing" : parts.joined(separator: ", ")
     }
 }
 

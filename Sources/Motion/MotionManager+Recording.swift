@@ -41,35 +41,15 @@ extension MotionManager {
         let updates = sampleUpdates(
             sensors: sensors, bufferingPolicy: live ? .bufferingOldest(65_536) : .samplesDefault)
         defer { updates.cancel() }
-        var output: (file: TraceOutputFile, writer: TraceWriter)?
-        defer { output?.file.close() }
-        var count = 0
+        let recorder = TraceRecorder(
+            path: path, existing: existing, format: format, flushing: live ? .eachLine : .whenFull, sensors: sensors,
+            metadata: metadata)
         do {
-            for try await sample in updates {
-                if output == nil {
-                    let file = try TraceOutputFile(path: path, existing: existing)
-                    output = (
-                        file,
-                        try TraceWriter(
-                            fileDescriptor: file.fileDescriptor, name: file.name, format: format, sensors: sensors,
-                            metadata: metadata, flushing: live ? .eachLine : .whenFull)
-                    )
-                }
-                try output!.writer.write(sample)
-                count += 1
-                if count == 1 {
-                    try output!.writer.flush()
-                    try output!.file.commit()  // holds a sample: now at its path
-                }
-            }
+            for try await sample in updates { try recorder.write(sample) }
         } catch {
-            try? output?.writer.flush()
+            recorder.abandon()
             throw error
         }
-        if let output {
-            try output.writer.flush()
-            try output.file.commit()
-        }
-        return count
+        return try recorder.finish()
     }
 }

@@ -81,6 +81,9 @@ public final class IIODeviceSession {
         /// Matching devices were opened after a disconnection, at `timestamp` (seconds on `CLOCK_BOOTTIME`, never
         /// before the last sample): what was set up on each.
         case reconnected([CaptureDetails], at: Double)
+        /// Devices cannot be watched (no udev monitor), so a removal will end the session: comes once, before
+        /// ``opened(_:)``.
+        case monitorUnavailable(MotionError)
 
         /// A line for logs: `iio:device0 (lis3dh) opened`, `iio:device0 polled (why)`, the disconnection's message,
         /// or `iio:device0 (lis3dh) connected`.
@@ -92,6 +95,7 @@ public final class IIODeviceSession {
                     .joined(separator: ", ")
             case .disconnected(let disconnection): disconnection.error.message
             case .reconnected(let details, _): "\(Self.names(details)) connected"
+            case .monitorUnavailable(let error): "cannot watch for devices (\(error)); a removal will end the session"
             }
         }
 
@@ -288,6 +292,7 @@ public final class IIODeviceSession {
             capture = opened
             openedAt = monotonicNanoseconds()
             details = opened.details
+            if !hasOpened, let monitorFailure { pending.append(.event(.monitorUnavailable(monitorFailure))) }
             pending.append(.event(hasOpened ? .reconnected(details, at: eventTimestamp()) : .opened(details)))
             hasOpened = true
             reconnectDeadline = nil

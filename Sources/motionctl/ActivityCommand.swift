@@ -44,31 +44,22 @@ struct ActivityCommand: AsyncParsableCommand {
     func run() async throws {
         Interruption.install()
         do {
-            if let source = live.source { try await runLive(source) } else { try await runTrace(trace ?? "-") }
+            try await live.withSource(trace: trace, lenient: lenient, pacing: speed ?? .max) {
+                source throws(MotionError) in try await classify(from: source)
+            }
         } catch {
             throw report(error)
         }
     }
 
-    /// The changes of a live device or the service, through a `MotionManager`, each printed as it happens.
-    func runLive(_ source: MotionSource) async throws(MotionError) {
-        let format = format
-        try await LiveEventOptions.run(source, configuration: MotionConfiguration()) { manager throws(MotionError) in
-            let output = try EventOutput(format: format)
-            for try await activity in manager.activityUpdates() {
-                try Self.write(activity, to: output)
-                try output.flush()
-            }
-        }
-    }
-
-    func runTrace(_ trace: String) async throws(MotionError) {
-        let reader = try openTrace(trace, lenient: lenient)
-        defer { warnAboutSkippedRows(reader) }
-        try requireAccelerometer(reader, path: trace)
+    /// The activity changes of a trace, a device or the service, each printed as it happens (flushed before each
+    /// wait). A live source is asked for 25 Hz at least (`ServiceRates.pedometerInterval`).
+    func classify(from source: MotionSource) async throws(MotionError) {
         let output = try EventOutput(format: format)
-        try await replay(reader, pacing: speed ?? .max, request: .init(activity: true), flush: output.flush) {
-            outputs throws(MotionError) in
+        try await drive(
+            source, request: .init(activity: true), demandInterval: ServiceRates.pedometerInterval,
+            flush: output.flush
+        ) { outputs throws(MotionError) in
             if let activity = outputs.activity { try Self.write(activity, to: output) }
             return true
         }

@@ -166,20 +166,60 @@ struct AttitudeCommand: AsyncParsableCommand {
             }
         })
         describe(configuration, input: trace, in: &metadata)
+        try await fuse(
+            from: .trace(reader, pacing: speed ?? .max), configuration: configuration, metadata: metadata,
+            sensors: chosen, rows: .everySample(flushing: output.flushing))
+    }
+
+    /// When `fuse` writes a row.
+    enum Rows {
+        /// One per input sample (the identity until both sensors have reported), the header at once: a trace.
+        case everySample(flushing: TraceWriter.Flushing)
+        /// One per device motion update, each line flushed, the header with the first: a live input (a refused
+        /// service attempt then writes nothing).
+        case everyUpdate
+    }
+
+    /// Device motion of `source` (a trace, a device, the service) through the one path (`drive`), to stdout.
+    func fuse(
+        from source: MotionSource, configuration: MotionConfiguration, metadata: TraceMetadata,
+        sensors: SensorSet? = nil, demandInterval: Double = 0, rows: Rows
+    ) async throws(MotionError) {
+        let frame = configuration.referenceFrame
+        let (format, all) = (output.format, self.all)
         let columns = all ? Self.allColumns : Self.quaternionColumns
-        let writer = try TraceWriter(
-            fileDescriptor: 1, name: "<stdout>", format: output.format, recordType: "attitude", columns: columns,
-            metadata: metadata, flushing: output.flushing)
-        let all = self.all
+        let makeWriter = { (flushing: TraceWriter.Flushing) throws(MotionError) -> TraceWriter in
+            try TraceWriter(
+                fileDescriptor: 1, name: "<stdout>", format: format, recordType: "attitude", columns: columns,
+                metadata: metadata, flushing: flushing)
+        }
         var values = [Double](repeating: 0, count: columns.count)
         values[0] = 1  // the identity until both the gyroscope and the accelerometer have reported
-        let processor = try await replay(
-            reader, pacing: speed ?? .max, configuration: configuration, request: .init(referenceFrames: [frame]),
-            sensors: chosen, flush: writer.flush
-        ) { outputs throws(MotionError) in
-            if let motion = outputs.deviceMotion(in: frame) { Self.fill(&values, with: motion, all: all) }
-            try writer.write(recordAt: outputs.timestamp, values: values)
-            return true
+        let request = MotionProcessor.Request(referenceFrames: [frame])
+        let processor: MotionProcessor
+        switch rows {
+        case .everySample(let flushing):
+            let writer = try makeWriter(flushing)  // a constant: nothing to load or retain per row
+            processor = try await drive(
+                source, configuration: configuration, request: request, sensors: sensors,
+                demandInterval: demandInterval, flush: writer.flush
+            ) { outputs throws(MotionError) in
+                if let motion = outputs.deviceMotion(in: frame) { Self.fill(&values, with: motion, all: all) }
+                try writer.write(recordAt: outputs.timestamp, values: values)
+                return true
+            }
+        case .everyUpdate:
+            var writer: TraceWriter?  // made at the first update: a refused service attempt writes nothing
+            processor = try await drive(
+                source, configuration: configuration, request: request, sensors: sensors,
+                demandInterval: demandInterval, flush: { () throws(MotionError) in try writer?.flush() }
+            ) { outputs throws(MotionError) in
+                guard let motion = outputs.deviceMotion(in: frame) else { return true }
+                Self.fill(&values, with: motion, all: all)
+                if writer == nil { writer = try makeWriter(.eachLine) }
+                try writer!.write(recordAt: outputs.timestamp, values: values)
+                return true
+            }
         }
         let saturated = processor.deviceMotionFilter(for: frame)?.estimator.gyroscopeSaturationCount ?? 0
         if saturated > 0 {
@@ -188,49 +228,23 @@ struct AttitudeCommand: AsyncParsableCommand {
         }
     }
 
-    /// Device motion from live devices through a `MotionManager`, one row per update (flushed), until SIGINT or
-    /// SIGTERM (status 0) or a device error. Through the service: every sample at the device's current rate (25 Hz
-    /// when that needs a right the user lacks: `ServiceRates`).
+    /// Device motion from a live device or the service, one row per update (flushed), until SIGINT or SIGTERM
+    /// (status 0) or a device error. Through the service: every sample at the device's current rate (25 Hz when
+    /// that needs a right the user lacks: `ServiceRates`).
     func fuseLive(_ source: MotionSource) async throws(MotionError) {
         let configuration = motionConfiguration(try loadSettings(reading: settingsKeys))
         var metadata = TraceMetadata()
         describe(configuration, input: source.description, in: &metadata)
         metadata["clock"] = "boottime"
-        let (format, all) = (output.format, self.all)
-        let columns = all ? Self.allColumns : Self.quaternionColumns
-        // `demand`: the interval the service is asked for, or `nil` for a device (its own rate).
-        let attempt = { (demand: Double?) async throws(MotionError) -> Void in
-            try await LiveEventOptions.run(source, configuration: configuration) { [metadata] manager throws(MotionError) in
-                var writer: TraceWriter?  // made at the first update: a refused attempt writes nothing
-                var values = [Double](repeating: 0, count: columns.count)
-                // Every update, in order: a slow stdout holds up to 1024 (then the newest are dropped), never
-                // conflated.
-                let frame = configuration.referenceFrame
-                let updates =
-                    if let demand {
-                        manager.deviceMotionUpdates(
-                            using: frame, everySampleAskingRateOf: demand, bufferingPolicy: .samplesDefault)
-                    } else {
-                        manager.deviceMotionUpdates(using: frame, interval: 0, bufferingPolicy: .samplesDefault)
-                    }
-                for try await motion in updates {
-                    if writer == nil {
-                        writer = try TraceWriter(
-                            fileDescriptor: 1, name: "<stdout>", format: format, recordType: "attitude",
-                            columns: columns, metadata: metadata, flushing: .eachLine)
-                    }
-                    Self.fill(&values, with: motion, all: all)
-                    try writer?.write(recordAt: motion.timestamp, values: values)
-                }
-                try writer?.flush()
-            }
-        }
         if live.service {
             try await ServiceRates.atCurrentRate(of: configuration.referenceFrame.requiredSensors) {
-                interval throws(MotionError) in try await attempt(interval)
+                interval throws(MotionError) in
+                try await fuse(
+                    from: source, configuration: configuration, metadata: metadata, demandInterval: interval,
+                    rows: .everyUpdate)
             }
         } else {
-            try await attempt(nil)
+            try await fuse(from: source, configuration: configuration, metadata: metadata, rows: .everyUpdate)
         }
     }
 

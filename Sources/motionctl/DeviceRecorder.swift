@@ -7,14 +7,14 @@ import MotionTrace
 /// Records live IIO devices as a canonical trace (`Docs/TraceFormat.md`), with their metadata and lifecycle, as
 /// `motionctl record` and `motionctl stream --device` do.
 ///
-/// An `IIODeviceSession` reads the devices (selection, the whole `CaptureConfiguration`, the reconnect policy); the
-/// samples go through the one sample loop (`SampleLoop`, `MotionProcessor`: the filter, then `interval` thins each
-/// sensor) to a `TraceWriter`. The output is opened at the first batch, so its metadata (the devices, each
-/// sensor's mount matrix, scale and offset with their sources, the rate, how each device is read, after any
-/// fallback to polling) is what the samples came from, and it never destroys a file (`TraceOutputFile`: put in
-/// place once it holds samples). It is flushed after every batch, so a reader (or `kill -9`) sees whole lines. A
-/// removal is written as a `disconnected` event and, when the policy waits for the device, its return as a
-/// `connected` event; timestamps never go back in time.
+/// The one path: `MotionSource.device` (selection, the whole `CaptureConfiguration`, the reconnect policy) through
+/// a `MotionManager`'s loop (`drive`: the filter, then `interval` thins each sensor) to the library's one recorder
+/// (`TraceRecorder`). The output is opened at the first sample, so its metadata (the devices, each sensor's mount
+/// matrix, scale and offset with their sources, the rate, how each device is read, after any fallback to
+/// polling) is what the samples came from, and it never destroys a file (put in place once it holds samples). It
+/// is flushed after every batch, so a reader (or `kill -9`) sees whole lines. A removal is written as a
+/// `disconnected` event and, when the policy waits for the device, its return as a `connected` event; timestamps
+/// never go back in time.
 struct DeviceRecorder: Sendable {
     /// Where the trace goes.
     struct Output: Sendable {
@@ -45,8 +45,8 @@ struct DeviceRecorder: Sendable {
         }
     }
 
-    /// The devices to read.
-    var selector: DeviceSelector
+    /// The devices to read: `auto`, or a device's name, label, id, sysfs path or `/dev` node.
+    var selector: String
     /// The sensors to record (of those the devices have).
     var sensors: SensorSet
     /// How the devices are read; `includeBase` and the reconnect policy too.
@@ -73,7 +73,7 @@ struct DeviceRecorder: Sendable {
 
     /// Creates a recorder.
     init(
-        selector: DeviceSelector, sensors: SensorSet = .all, configuration: DeviceSourceConfiguration,
+        selector: String, sensors: SensorSet = .all, configuration: DeviceSourceConfiguration,
         filter: VectorFilter? = nil, interval: Double = 0, duration: Double? = nil, maximumSamples: Int? = nil,
         output: Output
     ) {
@@ -87,195 +87,118 @@ struct DeviceRecorder: Sendable {
         self.output = output
     }
 
-    /// Records until the task is cancelled (the file then holds everything up to then, at its path), `duration`
-    /// has passed, `maximumSamples` are written, or an error (a removal under `ReconnectPolicy.endOnDisconnect`:
-    /// what was recorded is kept).
+    /// Records until SIGINT or SIGTERM (the file then holds everything up to then, at its path), `duration` has
+    /// passed, `maximumSamples` are written, or an error (a removal under `ReconnectPolicy.endOnDisconnect`: what
+    /// was recorded is kept).
     /// `report` gets what a user should be told as it happens: warnings, a fallback to polling, a removal, a return;
-    /// `progress`, when given, is called after every batch of samples written (on the caller's task, between
+    /// `progress`, when given, is called after every batch of samples written (on the device's thread, between
     /// batches: it should return quickly).
     func run(
         report: @escaping (String) -> Void, progress: ((Progress) -> Void)? = nil
     ) async throws(MotionError) {
-        let session = try IIODeviceSession(
-            selector: selector, sensors: sensors, includeBase: configuration.includeBase,
-            configuration: configuration.capture, reconnect: configuration.reconnect)
-        defer { session.close() }
-        if let failure = session.monitorFailure {
-            report("warning: cannot watch for devices (\(failure)); a removal will end the recording")
-        }
-        let sink = LiveOutput(recorder: self, report: report, progress: progress)
-        defer { sink.file?.close() }
-        var loop = SampleLoop(
-            processor: MotionProcessor(configuration: MotionConfiguration(sensorFilter: filter), request: .init()),
-            source: SessionSamples(session: SessionHandle(session: session), sink: sink, duration: duration),
-            delivery: LiveDelivery(sink: sink))
-        switch await loop.run() {
-        case .ended:  // the duration has passed
-            break
-        case .stopped:  // the task was cancelled
-            guard !session.details.isEmpty else {  // while waiting for a device
-                throw MotionError(.cancelled, "interrupted before a device was found")
+        let sink = LiveOutput(recorder: self, report: report)
+        let manager = try MotionManager(
+            source: .device(selector, configuration: configuration, events: { event in sink.handle(event) }),
+            configuration: MotionConfiguration(sensorFilter: filter))
+        // The sensors asked that the devices present have (all asked when none is present yet, or none of them).
+        let available = manager.availableSensors.intersection(sensors)
+        let recorded = available.isEmpty ? sensors : available
+        sink.output.sensors = recorded
+        let (duration, maximumSamples, output) = (self.duration, self.maximumSamples, sink.output)
+        do {
+            try await drive(
+                manager, request: .init(sensors: recorded, updateInterval: interval), demandInterval: interval,
+                flush: { () throws(MotionError) in
+                    try sink.throwIfFailed()
+                    try output.endBatch()
+                    if let progress, let first = output.firstTimestamp, let last = output.lastTimestamp {
+                        progress(Progress(samples: output.sampleCount, seconds: last - first))
+                    }
+                }
+            ) { outputs throws(MotionError) in
+                try sink.throwIfFailed()
+                if let duration, let first = sink.firstInputTimestamp ?? Optional(outputs.timestamp) {
+                    sink.firstInputTimestamp = first
+                    if outputs.timestamp - first >= duration { return false }
+                }
+                if let sample = outputs.sample { try output.write(sample) }
+                return maximumSamples.map { output.sampleCount < $0 } ?? true
             }
-        case .failed(let error):
-            try? sink.writer?.flush()
+        } catch {
+            output.abandon()
             throw error
         }
-        try sink.start(session.details)
-        try sink.writer!.flush()
-        try sink.file!.commit()
+        guard sink.hasOpened else { throw MotionError(.cancelled, "interrupted before a device was found") }
+        try output.finish(requireOutput: true)
     }
 
-    /// The output of a session: opened at the first batch (or at the end, if none came), so its metadata says how
-    /// the devices are read after any fallback to polling; the session's events written into it.
-    final class LiveOutput {
+    /// The recording's state between the run's loop and the device's events, which both run on the device's
+    /// thread, one at a time (the events come from the source's wait, inside the loop): hence `@unchecked
+    /// Sendable`.
+    final class LiveOutput: @unchecked Sendable {
         let recorder: DeviceRecorder
         let report: (String) -> Void
-        let progress: ((Progress) -> Void)?
-        var file: TraceOutputFile?
-        var writer: TraceWriter?
-        var lastTimestamp = -Double.infinity
-        /// The first sample's time, s.
-        var firstTimestamp: Double?
-        /// The samples written.
-        var writtenSamples = 0
+        let output: TraceRecorder
         var reported: [CaptureDetails] = []
-        /// What the processor computes once the output is open: the output's sensors, thinned at the interval.
-        var request = MotionProcessor.Request()
-        var generation = 0
+        /// The first sample's time, s (for `duration`).
+        var firstInputTimestamp: Double?
+        /// A device was opened.
+        var hasOpened = false
+        /// An event's write failed: the loop throws it at its next step.
+        var failure: MotionError?
 
-        init(recorder: DeviceRecorder, report: @escaping (String) -> Void, progress: ((Progress) -> Void)?) {
+        init(recorder: DeviceRecorder, report: @escaping (String) -> Void) {
             self.recorder = recorder
             self.report = report
-            self.progress = progress
+            output = TraceRecorder(
+                path: recorder.output.path, existing: recorder.output.existing, format: recorder.output.format,
+                flushing: recorder.output.flushing, sensors: recorder.sensors, metadata: TraceMetadata())
         }
 
-        func start(_ details: [CaptureDetails]) throws(MotionError) {
-            guard writer == nil else { return }
+        func throwIfFailed() throws(MotionError) {
+            if let failure { throw failure }
+        }
+
+        /// Until the first sample, the output's columns and metadata follow the devices opened.
+        func describe(_ details: [CaptureDetails]) {
+            guard !output.isStarted else { return }
             let sensors = details.reduce(SensorSet()) { set, detail in
                 detail.sensors.reduce(set) { $0.union($1.sensor) }
             }.intersection(recorder.sensors)
-            let opened = try TraceOutputFile(path: recorder.output.path, existing: recorder.output.existing)
-            file = opened
-            writer = try TraceWriter(
-                fileDescriptor: opened.fileDescriptor, name: opened.name, format: recorder.output.format,
-                sensors: sensors, metadata: recorder.metadata(details), flushing: recorder.output.flushing)
-            request = MotionProcessor.Request(sensors: sensors, updateInterval: recorder.interval)
-            generation += 1
+            if !sensors.isEmpty { output.sensors = sensors }
+            output.metadata = recorder.metadata(details)
         }
 
-        /// After each batch: a reader (or kill -9) sees whole lines up to here, and a file that holds samples is
-        /// put at its path.
-        func endBatch() throws(MotionError) {
-            try writer?.flush()
-            if lastTimestamp > -.infinity { try file?.commit() }
-            if let progress, let firstTimestamp {
-                progress(Progress(samples: writtenSamples, seconds: lastTimestamp - firstTimestamp))
-            }
-        }
-
-        func handle(_ event: IIODeviceSession.Event) throws(MotionError) {
-            switch event {
-            case .opened(let details), .detailsChanged(let details):
-                DeviceRecorder.reportChanges(in: details, since: &reported, to: report)
-            case .disconnected(let disconnection):
-                report("\(disconnection.error.message); waiting for a matching device")
-                guard let writer else { return }  // nothing written yet: no event to record
-                try writer.writeEvent(
-                    type: "disconnected", timestamp: disconnection.timestamp,
-                    fields: [
-                        ("device", .string(disconnection.device?.id ?? "")),
-                        ("name", .string(disconnection.device?.name ?? "")),
-                        ("reason", .string(disconnection.error.message)),
-                    ])
-                try writer.flush()
-            case .reconnected(let details, let timestamp):
-                reported = []
-                DeviceRecorder.reportChanges(in: details, since: &reported, to: report)
-                let names = IIODeviceSession.Event.names(details)
-                report("\(names) connected; resuming")
-                if let writer {  // an output that was already started records the event
-                    try writer.writeEvent(
-                        type: "connected", timestamp: timestamp, fields: [("devices", .string(names))])
-                    try writer.flush()
+        func handle(_ event: IIODeviceSession.Event) {
+            do {
+                switch event {
+                case .opened(let details), .detailsChanged(let details):
+                    hasOpened = true
+                    describe(details)
+                    DeviceRecorder.reportChanges(in: details, since: &reported, to: report)
+                case .monitorUnavailable(let error):
+                    report("warning: cannot watch for devices (\(error)); a removal will end the recording")
+                case .disconnected(let disconnection):
+                    report("\(disconnection.error.message); waiting for a matching device")
+                    try output.writeEvent(
+                        type: "disconnected", timestamp: disconnection.timestamp,
+                        fields: [
+                            ("device", .string(disconnection.device?.id ?? "")),
+                            ("name", .string(disconnection.device?.name ?? "")),
+                            ("reason", .string(disconnection.error.message)),
+                        ])
+                case .reconnected(let details, let timestamp):
+                    reported = []
+                    describe(details)
+                    DeviceRecorder.reportChanges(in: details, since: &reported, to: report)
+                    let names = IIODeviceSession.Event.names(details)
+                    report("\(names) connected; resuming")
+                    try output.writeEvent(type: "connected", timestamp: timestamp, fields: [("devices", .string(names))])
                 }
+            } catch {
+                failure = failure ?? error
             }
         }
-    }
-
-    /// The session's samples (never back in time: the session clamps across reconnections), its events to the
-    /// output between batches, until `duration` of samples has passed or the recorder's `maximumSamples` are
-    /// written.
-    struct SessionSamples: SampleSource {
-        let session: SessionHandle
-        let sink: LiveOutput
-        let duration: Double?
-        var batch: [MotionSample] = []
-        var index = 0
-        var firstTimestamp: Double?
-        var ended = false
-
-        mutating func next(_ demand: SourceDemand) throws(MotionError) -> SampleSourceStep {
-            guard !ended else { return .ended }
-            if let maximum = sink.recorder.maximumSamples, sink.writtenSamples >= maximum {
-                ended = true
-                return .ended
-            }
-            guard index < batch.count else { return .wait }
-            let sample = batch[index]
-            index += 1
-            if let duration {
-                let first = firstTimestamp ?? sample.timestamp
-                firstTimestamp = first
-                if sample.timestamp - first >= duration {
-                    ended = true
-                    return .ended
-                }
-            }
-            return .sample(sample)
-        }
-
-        /// Ends the batch (flush and commit), then waits for the next one, writing the events that come before it.
-        mutating func wait(_ demand: SourceDemand) async throws(MotionError) {
-            if !batch.isEmpty { try sink.endBatch() }
-            (batch, index) = ([], 0)
-            while batch.isEmpty {
-                switch try await session.next() {
-                case .event(let event):
-                    try sink.handle(event)
-                case .samples(let samples):
-                    try sink.start(session.session.details)
-                    batch = samples
-                }
-            }
-        }
-
-        mutating func putBack(_ sample: MotionSample) {}  // no pacing: never called
-    }
-
-    /// The session as the loop's source holds it. The loop runs in one task, which alone uses the session (as its
-    /// documentation asks), so handing it to `next()` (nonisolated) from the loop's caller-isolated code is safe.
-    struct SessionHandle: @unchecked Sendable {
-        let session: IIODeviceSession
-
-        func next() async throws(MotionError) -> IIODeviceSession.Output { try await session.next() }
-    }
-
-    /// Writes each sample's readings that are due.
-    struct LiveDelivery: SampleDelivery {
-        let sink: LiveOutput
-        var demand: SampleDemand { SampleDemand(request: sink.request) }
-        var demandGeneration: Int { sink.generation }
-
-        mutating func deliver(_ outputs: MotionOutputs, end: Bool) throws(MotionError) -> SampleDeliveryResult {
-            guard let sample = outputs.sample else { return .delivered }
-            try sink.writer!.write(sample)
-            sink.lastTimestamp = sample.timestamp
-            if sink.firstTimestamp == nil { sink.firstTimestamp = sample.timestamp }
-            sink.writtenSamples += 1
-            return .delivered
-        }
-
-        mutating func waitForRoom() async throws(MotionError) {}
     }
 
     /// Prints each device's warnings, and why it is polled after a fallback, once: for the entries of `details`

@@ -119,7 +119,8 @@ enum SignalCancellation {
         let task = Task(executorPreference: Reactor.shared) { try await body() }
         Interruption.setAction { task.cancel() }
         if Interruption.isRequested { task.cancel() }
-        let result = await task.result
+        // The caller's cancellation too (a test, a command that ends it): the body runs in a task of its own.
+        let result = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
         Interruption.setAction(nil)
         switch result {
         case .success(let value): return value

@@ -126,7 +126,7 @@ struct LiveSession {
     typealias Output = DeviceRecorder.Output
 
     let options: LiveDeviceOptions
-    let selector: DeviceSelector
+    let selector: String
     let wanted: SensorSet
     let interval: Double
     let filter: VectorFilter?

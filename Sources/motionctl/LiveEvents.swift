@@ -3,6 +3,7 @@ import Motion
 import MotionClient
 import MotionCore
 import MotionIIO
+import MotionTrace
 
 /// `--device` for the event commands (`shake`, `orientation`): the events of a live device, through a
 /// `MotionManager` (the accelerometer runs while the command listens and is switched off when it ends).
@@ -62,6 +63,20 @@ struct LiveEventOptions: ParsableArguments {
         return device.map { MotionSource.device($0, configuration: configuration, events: Self.report) }
     }
 
+    /// Runs `body` with the chosen input as a source: the device or the service, else the trace (`nil` or `-`:
+    /// stdin) paced by `pacing`, which must have accelerometer columns; its skipped rows are reported after.
+    func withSource(
+        trace: String?, lenient: Bool, pacing: ReplayPacing,
+        _ body: (MotionSource) async throws(MotionError) -> Void
+    ) async throws(MotionError) {
+        if let source { return try await body(source) }
+        let path = trace ?? "-"
+        let reader = try openTrace(path, lenient: lenient)
+        defer { warnAboutSkippedRows(reader) }
+        try requireAccelerometer(reader, path: path)
+        try await body(.trace(reader, pacing: pacing))
+    }
+
     /// Prints a removal and a reconnection on stderr, in `stream --device`'s words.
     static func report(_ event: IIODeviceSession.Event) {
         switch event {
@@ -69,58 +84,36 @@ struct LiveEventOptions: ParsableArguments {
             printToStandardError("motionctl: \(disconnection.error.message); waiting for a matching device")
         case .reconnected(let details, _):
             printToStandardError("motionctl: \(IIODeviceSession.Event.names(details)) connected; resuming")
+        case .monitorUnavailable(let error):
+            printToStandardError("motionctl: warning: cannot watch for devices (\(error)); a removal will end the command")
         case .opened, .detailsChanged:
             break
         }
     }
 
-    /// For the service: a subscription that only asks the service for `interval` (the events have no rate of their
-    /// own and would otherwise ask for every sample of the device at its highest rate), kept while `body` runs.
-    /// For a device: nothing (the device runs at its own rate). Its samples are not read: one at most is kept.
-    func askingRate(
-        _ interval: Double, of manager: MotionManager
-    ) -> MotionUpdates<MotionSample>? {
-        guard service else { return nil }
-        return manager.sampleUpdates(
-            sensors: .accelerometer, everySampleAskingRateOf: interval, bufferingPolicy: .bufferingNewest(1))
-    }
-
-    /// Runs `body` with a manager on the device until SIGINT or SIGTERM (status 0) or a device error (such as
-    /// no matching device, which the subscription reports when it opens the device), then switches the device off
-    /// before returning.
-    static func run(
-        _ source: MotionSource, configuration: MotionConfiguration,
-        _ body: @escaping @Sendable (MotionManager) async throws(MotionError) -> Void
-    ) async throws(MotionError) {
-        try await SignalCancellation.run {
-            let manager = try MotionManager(source: source, configuration: configuration)
-            do {
-                try await body(manager)
-            } catch {
-                await manager.stopAllUpdates()
-                throw error
-            }
-            await manager.stopAllUpdates()
-        }
-    }
 }
 
 /// What `shake` and `orientation` share: the detector's configuration from the settings and the flags, then one of
-/// three inputs: simulated labelled scenarios (`--evaluate`), a live device (`--device`) or a trace.
+/// three inputs, each a `MotionSource` through the one path (``drive(_:configuration:request:sensors:demandInterval:flush:write:)``),
+/// or simulated labelled scenarios (`--evaluate`).
 protocol EventCommand {
     associatedtype Configuration
     var live: LiveEventOptions { get }
     var evaluation: EvaluationOptions { get }
+    /// `--trace`, or `nil` for stdin when no other input is chosen.
+    var trace: String? { get }
+    /// `--lenient`.
+    var lenient: Bool { get }
+    /// `--speed`, or `nil` for real time.
+    var speed: ReplayPacing? { get }
     /// The settings the configuration reads, each `true` when a flag given replaces it (`loadSettings`).
     var settingsKeys: [SettingKey: Bool] { get }
     /// The detector's configuration: the settings, overridden by the flags.
     func configuration(_ settings: MotionSettings) -> Configuration
     /// Scores the detector on simulated labelled scenarios.
     func evaluate(_ configuration: Configuration) throws(MotionError)
-    /// Prints the events of a live device until SIGINT or SIGTERM.
-    func runLive(_ source: MotionSource, _ configuration: Configuration) async throws(MotionError)
-    /// Prints the events of the trace.
-    func runTrace(_ configuration: Configuration) async throws(MotionError)
+    /// Prints the events of `source` (a trace, a device or the service) until it ends, or SIGINT or SIGTERM.
+    func printEvents(from source: MotionSource, _ configuration: Configuration) async throws(MotionError)
 }
 
 extension EventCommand {
@@ -131,10 +124,10 @@ extension EventCommand {
             let configuration = configuration(try loadSettings(reading: settingsKeys))
             if evaluation.evaluate {
                 try evaluate(configuration)
-            } else if let source = live.source {
-                try await runLive(source, configuration)
             } else {
-                try await runTrace(configuration)
+                try await live.withSource(trace: trace, lenient: lenient, pacing: speed ?? .realTime) {
+                    source throws(MotionError) in try await printEvents(from: source, configuration)
+                }
             }
         } catch {
             throw report(error)

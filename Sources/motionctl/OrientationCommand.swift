@@ -65,43 +65,21 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
         ]
     }
 
-    /// The changes of a live device, through a `MotionManager`, each printed (and flushed) as it settles.
-    func runLive(
-        _ source: MotionSource, _ orientationConfiguration: OrientationClassifier<Double>.Configuration
+    /// The changes of a trace, a device or the service, each printed as it settles (flushed before each wait).
+    /// Through the service at 25 Hz, which everyone may ask (`ServiceRates`); a device at its own rate.
+    func printEvents(
+        from source: MotionSource, _ orientationConfiguration: OrientationClassifier<Double>.Configuration
     ) async throws(MotionError) {
-        let format = format
-        let ispNames = ispNames
-        let configuration = MotionConfiguration(orientation: orientationConfiguration)
-        let live = live
-        try await LiveEventOptions.run(source, configuration: configuration) { manager throws(MotionError) in
-            // Through the service, 25 Hz, which everyone may ask (ServiceRates), before the changes subscribe.
-            let rate = live.askingRate(ServiceRates.orientationInterval, of: manager)
-            defer { withExtendedLifetime(rate) {} }
-            let output = try EventOutput(format: format)
-            if ispNames && format == .text {
-                try output.writeLine("=== Has accelerometer (orientation: undefined, tilt: undefined)")
-                try output.flush()
-            }
-            for try await change in manager.deviceOrientationChanges() {
-                try Self.write(change, ispNames: ispNames, to: output)
-                try output.flush()
-            }
-        }
-    }
-
-    /// The changes of the trace, replayed at `--speed`.
-    func runTrace(_ configuration: OrientationClassifier<Double>.Configuration) async throws(MotionError) {
-        let path = trace ?? "-"
-        let reader = try openTrace(path, lenient: lenient)
-        defer { warnAboutSkippedRows(reader) }
-        try requireAccelerometer(reader, path: path)
         let output = try EventOutput(format: format)
         if ispNames && format == .text {
             try output.writeLine("=== Has accelerometer (orientation: undefined, tilt: undefined)")
+            try output.flush()
         }
-        try await replay(
-            reader, pacing: speed ?? .realTime, configuration: MotionConfiguration(orientation: configuration),
-            request: .init(orientation: true), flush: output.flush
+        let ispNames = ispNames
+        try await drive(
+            source, configuration: MotionConfiguration(orientation: orientationConfiguration),
+            request: .init(orientation: true), demandInterval: live.service ? ServiceRates.orientationInterval : 0,
+            flush: output.flush
         ) { outputs throws(MotionError) in
             if let change = outputs.orientationChange { try Self.write(change, ispNames: ispNames, to: output) }
             return true

@@ -60,14 +60,14 @@ struct RecordCommand: AsyncParsableCommand {
             try OutputPath.check(output, overwrite: overwrite)  // before waiting for any device
             let format = (try? OutputPath.format(of: output, given: format)) ?? .csv
             let session = LiveSession(
-                options: live, selector: DeviceSelector(live.device ?? "auto"), wanted: sensors?.set ?? .all,
+                options: live, selector: live.device ?? "auto", wanted: sensors?.set ?? .all,
                 interval: 0, filter: nil,
                 output: .init(
                     path: output, existing: overwrite ? .replace : .refuse, format: format, flushing: .whenFull,
                     source: "motionctl record"),
                 // Not into a trace going to the same terminal.
                 duration: duration, showsProgress: output != "-" || isatty(1) != 1)
-            try await SignalCancellation.run { try await session.run() }
+            try await session.run()
         } catch {
             throw report(error)
         }

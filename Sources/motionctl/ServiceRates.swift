@@ -19,6 +19,11 @@ enum ServiceRates {
     /// 50, 100 and 200 Hz). Its band reaches 10 Hz (strokes of 50 ms), which 25 Hz samples twice per stroke at most.
     static let shakeInterval = 0.02
 
+    /// `steps` and `activity`: 25 Hz at least, the slowest rate the step detector and the activity classifier
+    /// are validated at (`Docs/Pedometer.md`), and the fastest everyone may ask; a device left at its own rate may
+    /// run at 10 Hz, too slow for them. (`MotionManager`'s subscriptions ask the same.)
+    static let pedometerInterval = unprivilegedInterval
+
     /// Runs `attempt` with the interval to ask the service for `sensors` (their device's current period, or 25 Hz
     /// when the service does not say). When the service refuses that rate for want of the high-rate right, says
     /// so on stderr (adding `hint`) and runs `attempt` again at 25 Hz, which everyone may ask: a command given no

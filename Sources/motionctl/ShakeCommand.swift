@@ -78,23 +78,19 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
         ]
     }
 
-    /// The shakes of a live device, through a `MotionManager`, each event printed (and flushed) as it happens.
-    func runLive(
-        _ source: MotionSource, _ shakeConfiguration: ShakeDetector<Double>.Configuration
+    /// The shakes of a trace, a device or the service, each event printed as it happens (flushed before each
+    /// wait). Through the service at 50 Hz, the detector's rate (`ServiceRates`); a device at its own rate.
+    func printEvents(
+        from source: MotionSource, _ shakeConfiguration: ShakeDetector<Double>.Configuration
     ) async throws(MotionError) {
-        let format = format
-        let configuration = MotionConfiguration(shake: shakeConfiguration)
-        let live = live
+        let output = try EventOutput(format: format)
         do {
-            try await LiveEventOptions.run(source, configuration: configuration) { manager throws(MotionError) in
-                // Through the service, the detector's rate (ServiceRates), before the events subscribe.
-                let rate = live.askingRate(ServiceRates.shakeInterval, of: manager)
-                defer { withExtendedLifetime(rate) {} }
-                let output = try EventOutput(format: format)
-                for try await event in manager.shakeEvents() {
-                    try Self.write(event, to: output)
-                    try output.flush()
-                }
+            try await drive(
+                source, configuration: MotionConfiguration(shake: shakeConfiguration), request: .init(shake: true),
+                demandInterval: live.service ? ServiceRates.shakeInterval : 0, flush: output.flush
+            ) { outputs throws(MotionError) in
+                if let event = outputs.shake { try Self.write(event, to: output) }
+                return true
             }
         } catch where live.service && error.code == .permissionDenied {
             throw MotionError(
@@ -102,22 +98,6 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
                 "shake needs \(ServiceRates.hertz(ServiceRates.shakeInterval)) Hz, the slowest rate the detector "
                     + "is validated at (Docs/MotionEvents.md), and the motion service refused it: \(error.message)",
                 underlying: error.underlying)
-        }
-    }
-
-    /// The shakes of the trace, replayed at `--speed`.
-    func runTrace(_ configuration: ShakeDetector<Double>.Configuration) async throws(MotionError) {
-        let path = trace ?? "-"
-        let reader = try openTrace(path, lenient: lenient)
-        defer { warnAboutSkippedRows(reader) }
-        try requireAccelerometer(reader, path: path)
-        let output = try EventOutput(format: format)
-        try await replay(
-            reader, pacing: speed ?? .realTime, configuration: MotionConfiguration(shake: configuration),
-            request: .init(shake: true), flush: output.flush
-        ) { outputs throws(MotionError) in
-            if let event = outputs.shake { try Self.write(event, to: output) }
-            return true
         }
     }
 

@@ -73,47 +73,25 @@ struct StepsCommand: AsyncParsableCommand {
             let replaced = height != nil || (stepLength ?? 0) > 0
             let model = stepLengthModel(
                 try loadSettings(reading: [.pedometerHeight: replaced, .pedometerStepLength: replaced]))
-            if let source = live.source {
-                try await runLive(source, model)
-            } else {
-                try await runTrace(trace ?? "-", model)
+            try await live.withSource(trace: trace, lenient: lenient, pacing: speed ?? .max) {
+                source throws(MotionError) in try await count(from: source, model)
             }
         } catch {
             throw report(error)
         }
     }
 
-    /// The steps of a live device or the service, through a `MotionManager`, each printed (and flushed) as it is
-    /// counted; the total when a signal ends the command.
-    func runLive(_ source: MotionSource, _ model: StepLengthModel) async throws(MotionError) {
-        let format = format
-        try await LiveEventOptions.run(source, configuration: MotionConfiguration(stepLength: model)) {
-            manager throws(MotionError) in
-            let output = try StepsOutput(format: format)
-            try output.writeHeader()
-            try output.flush()
-            var last: PedometerUpdate?
-            for try await update in manager.pedometerUpdates() {
-                try output.write(update, stepLength: model)
-                try output.flush()
-                last = update
-            }
-            let data = last?.data ?? StepsOutput.noSteps
-            try output.writeTotal(data, at: data.endTime ?? 0)
-            try output.flush()
-        }
-    }
-
-    func runTrace(_ trace: String, _ model: StepLengthModel) async throws(MotionError) {
-        let reader = try openTrace(trace, lenient: lenient)
-        defer { warnAboutSkippedRows(reader) }
-        try requireAccelerometer(reader, path: trace)
+    /// The steps of a trace, a device or the service, each printed as it is counted (flushed before each wait),
+    /// then the total, also when a signal ends the command. A live source is asked for 25 Hz at least
+    /// (`ServiceRates.pedometerInterval`).
+    func count(from source: MotionSource, _ model: StepLengthModel) async throws(MotionError) {
         let output = try StepsOutput(format: format)
         try output.writeHeader()
+        try output.flush()
         var lastTime = 0.0
-        let processor = try await replay(
-            reader, pacing: speed ?? .max, configuration: MotionConfiguration(stepLength: model),
-            request: .init(steps: true), flush: output.flush
+        let processor = try await drive(
+            source, configuration: MotionConfiguration(stepLength: model), request: .init(steps: true),
+            demandInterval: ServiceRates.pedometerInterval, flush: output.flush
         ) { outputs throws(MotionError) in
             lastTime = outputs.timestamp
             if let update = outputs.steps { try output.write(update, stepLength: model) }

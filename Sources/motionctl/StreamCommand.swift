@@ -91,13 +91,13 @@ struct StreamCommand: AsyncParsableCommand {
         if let filter = processing.filter { extra.append(("filter", filter.description)) }
         if processing.interval > 0 { extra.append(("update_interval_s", "\(processing.interval)")) }
         let session = LiveSession(
-            options: live, selector: DeviceSelector(device), wanted: processing.sensors?.set ?? .all,
+            options: live, selector: device, wanted: processing.sensors?.set ?? .all,
             interval: processing.interval, filter: processing.filter,
             output: .init(
                 path: "-", format: output.format, flushing: output.flushing,
                 source: "motionctl stream", metadata: extra),
             duration: duration, count: count)
-        try await SignalCancellation.run { try await session.run() }
+        try await session.run()
     }
 
     /// Fails at once with a usage error when the devices `selector` picks lack a sensor of `--sensors` (as for a
@@ -132,36 +132,31 @@ struct StreamCommand: AsyncParsableCommand {
         // --interval's grid.
         let (duration, count) = (self.duration, self.count)
         let attempt = { (demand: Double?) async throws(MotionError) -> Void in
-            try await LiveEventOptions.run(.service(), configuration: configuration) { [metadata] manager throws(MotionError) in
-                let available = manager.availableSensors
-                // Nothing available: the service cannot be reached, and the subscription says why.
-                let sensors = available.isEmpty ? wanted : wanted.intersection(available)
-                guard !sensors.isEmpty else {
-                    throw MotionError(
-                        .deviceNotFound,
-                        "the motion service has no \(wanted) sensor; it has \(available.isEmpty ? "none" : "\(available)")")
+            let manager = try MotionManager(source: .service(), configuration: configuration)
+            let available = manager.availableSensors
+            // Nothing available: the service cannot be reached, and the run says why.
+            let sensors = available.isEmpty ? wanted : wanted.intersection(available)
+            guard !sensors.isEmpty else {
+                throw MotionError(
+                    .deviceNotFound,
+                    "the motion service has no \(wanted) sensor; it has \(available.isEmpty ? "none" : "\(available)")")
+            }
+            var writer: TraceWriter?  // made at the first sample: a refused attempt writes nothing
+            let limit = OutputLimit.make(duration: duration, count: count)
+            try await drive(
+                manager, request: .init(sensors: sensors, updateInterval: demand == nil ? interval : 0),
+                demandInterval: demand ?? interval, flush: { () throws(MotionError) in try writer?.flush() }
+            ) { outputs throws(MotionError) in
+                if let limit, !limit.admits(outputs.timestamp) { return false }
+                guard let sample = outputs.sample else { return true }
+                if writer == nil {
+                    writer = try TraceWriter(
+                        fileDescriptor: 1, name: "<stdout>", format: format, sensors: sensors, metadata: metadata,
+                        flushing: .eachLine)
                 }
-                let updates =
-                    if let demand {
-                        manager.sampleUpdates(
-                            sensors: sensors, everySampleAskingRateOf: demand, bufferingPolicy: .samplesDefault)
-                    } else {
-                        manager.sampleUpdates(sensors: sensors, interval: interval)
-                    }
-                var writer: TraceWriter?  // made at the first sample: a refused attempt writes nothing
-                let limit = OutputLimit.make(duration: duration, count: count)
-                for try await sample in updates {
-                    if let limit, !limit.admits(sample.timestamp) { break }
-                    if writer == nil {
-                        writer = try TraceWriter(
-                            fileDescriptor: 1, name: "<stdout>", format: format, sensors: sensors, metadata: metadata,
-                            flushing: .eachLine)
-                    }
-                    try writer?.write(sample)
-                    limit?.didWrite()
-                    if limit?.isReached == true { break }
-                }
-                try writer?.flush()
+                try writer!.write(sample)
+                limit?.didWrite()
+                return limit?.isReached != true
             }
         }
         if interval > 0 {

@@ -208,6 +208,7 @@ struct DeviceSourceTests {
                 case .detailsChanged: "detailsChanged"
                 case .disconnected(let disconnection): "disconnected \(disconnection.device?.id ?? "?")"
                 case .reconnected(let details, _): "reconnected \(details.map(\.device.id))"
+                case .monitorUnavailable(let error): "monitorUnavailable \(error)"
                 }
             }
             // A device still being removed may be found and lost once more before the wait: a second disconnection.

@@ -97,26 +97,31 @@ struct ManagerRunTests {
 
     @Test("A paced replay calls willWait before each sleep; its error ends the run and is thrown")
     func willWaitFailure() async throws {
-        let manager = try MotionManager(source: .samples(Self.samples, pacing: .realTime))
-        var delivered = 0
-        var waits = 0
-        do {
+        let clock = ManualClock()
+        let manager = try MotionManager(source: .samples(Self.samples, pacing: .realTime), clock: clock)
+        let counts = Recorder<String>()
+        let run = Task {
             try await manager.run(
                 .init(sensors: .accelerometer),
                 willWait: { () throws(MotionError) in
-                    waits += 1
-                    if waits == 3 { throw MotionError(.ioFailure, "the output is gone") }
+                    counts.append("wait")
+                    if counts.all.filter({ $0 == "wait" }).count == 3 {
+                        throw MotionError(.ioFailure, "the output is gone")
+                    }
                 }
             ) { _ in
-                delivered += 1
+                counts.append("sample")
                 return true
             }
-            Issue.record("the run ended without the output's error")
-        } catch {
-            #expect(error.message == "the output is gone")
         }
-        #expect(waits == 3)
-        #expect(delivered >= 3 && delivered < Self.samples.count)
+        // Samples 10 ms apart: the clock stops between samples 2 and 3, then 3 and 4, so each waits (and flushes).
+        for step in [15, 10] {
+            await clock.sleepers(atLeast: 1)
+            clock.advance(by: .milliseconds(step))
+        }
+        let result = await run.result
+        #expect(throws: MotionError.self) { try result.get() }
+        #expect(counts.all == ["sample", "wait", "sample", "wait", "sample", "wait"])
     }
 
     @Test("Cancelled (a signal): the end's outputs still come, a shake in progress cancelled as interrupted")

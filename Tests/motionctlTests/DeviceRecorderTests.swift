@@ -20,7 +20,7 @@ struct DeviceRecorderTests {
             try testbed.add(.lis3dhTrigger)
             let file = NSTemporaryDirectory() + "swift-motion-recorder-\(UUID().uuidString).csv"
             let recorder = DeviceRecorder(
-                selector: DeviceSelector("auto"), sensors: .accelerometer,
+                selector: "auto", sensors: .accelerometer,
                 configuration: DeviceSourceConfiguration(capture: CaptureConfiguration(rate: 100)),
                 filter: .lowPass(.factor(1)), interval: 0.02,
                 output: .init(path: file, source: "test", metadata: [("filter", "none")]))
