@@ -30,7 +30,13 @@ extension MotionEngine {
             state.isRunExclusively = true
             return (state.producer, state.calibration)
         }
-        defer { state.withLock { $0.isRunExclusively = false } }
+        defer {
+            state.withLock { state in
+                state.isRunExclusively = false
+                // A run consumes a recording (its last batch is not given back): later subscriptions end at once.
+                if !source.isLive { state.end = .success(()) }
+            }
+        }
         await previous?.value  // a paused producer has released the reader
         var configuration = self.configuration
         if let learned { configuration.calibration = learned }
@@ -52,7 +58,7 @@ extension MotionEngine {
         if let failure = consumer.failure ?? pacer?.failure { throw failure }  // the output failed
         switch end {
         case .ended:
-            if !source.isLive { state.withLock { $0.end = .success(()) } }
+            break
         case .stopped:  // the task was cancelled (a signal): the end's outputs still go out
             var loop = run.loop
             try await loop.finish()
@@ -108,34 +114,65 @@ private final class RunState {
     }
 }
 
-/// The reader as a run reads it: readings of other sensors removed (`restriction`), the end once the consumer is
-/// done, `willWait` run before each wait.
+/// The reader as a run reads it: in batches of up to 64 samples (one call of the reader per batch, which pays for
+/// the reader being an existential once per batch), readings of other sensors removed (`restriction`), the end once
+/// the consumer is done, `willWait` run before each wait. What it took and did not process is dropped when the run
+/// stops: a run consumes its manager's recording.
 private struct RunSource: SampleSource {
-    var base: ProducerSource
+    static let batchSize = 64
+    var reader: any MotionSampleReader
     let restriction: SensorSet?
     let willWait: BeforeSleep?
     let state: RunState
+    var batch: [MotionSample] = []
+    var index = 0
+    /// Why the batch in hand ended: what comes once its samples are taken.
+    var batchEnd = SampleBatchEnd.full
 
     init(reader: any MotionSampleReader, restriction: SensorSet?, willWait: BeforeSleep?, state: RunState) {
-        base = ProducerSource(reader: reader, cancellationCheckInterval: 64)
+        self.reader = reader
         self.restriction = restriction
         self.willWait = willWait
         self.state = state
+        batch.reserveCapacity(Self.batchSize)
     }
 
     mutating func next(_ demand: SourceDemand) throws(MotionError) -> SampleSourceStep {
-        guard !state.isDone else { return .ended }
-        let step = try base.next(demand)
-        if let restriction, case .sample(let sample) = step { return .sample(sample.restricted(to: restriction)) }
-        return step
+        while true {
+            guard !state.isDone else { return .ended }
+            if index < batch.count {
+                let sample = batch[index]
+                index += 1
+                if let restriction { return .sample(sample.restricted(to: restriction)) }
+                return .sample(sample)
+            }
+            switch batchEnd {
+            case .full:
+                if Task.isCancelled { throw MotionError(.cancelled, "the run was cancelled") }
+                batch.removeAll(keepingCapacity: true)
+                index = 0
+                batchEnd = reader.takeSamples(demand, into: &batch, maximumCount: Self.batchSize)
+            case .wait:
+                batchEnd = .full  // after the wait, the next batch
+                return .wait
+            case .ended:
+                return .ended
+            case .failed(let error):
+                throw error
+            }
+        }
     }
 
     nonisolated(nonsending) mutating func wait(_ demand: SourceDemand) async throws(MotionError) {
         if let willWait { try state.beforeWait(willWait) }
-        try await base.wait(demand)
+        if Task.isCancelled { throw MotionError(.cancelled, "the run was cancelled") }
+        try await reader.wait(demand)
     }
 
-    mutating func putBack(_ sample: MotionSample) { base.putBack(sample) }
+    /// The sample the pacer stopped on is the batch's last taken one: taken again by a next run of this loop.
+    mutating func putBack(_ sample: MotionSample) {
+        if index > 0 { index -= 1 }
+    }
 }
 
 /// Hands each sample's outputs to the consumer; the end's only when they hold something.

@@ -133,7 +133,7 @@ extension MotionManager {
     ///
     /// Ends when the source ends, `outputs` returns `false` (no more samples: the end's outputs are not asked
     /// for), or the calling task is cancelled (a signal): the end's outputs (a shake in progress cancelled) then
-    /// still go to `outputs` when they hold anything.
+    /// still go to `outputs` when they hold anything. A run consumes a recording: later subscriptions end at once.
     ///
     /// - Parameters:
     ///   - sensors: Readings of other sensors are removed from each sample before processing, or `nil` for none.

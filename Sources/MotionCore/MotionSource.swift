@@ -75,11 +75,47 @@ public protocol MotionSampleReader: AnyObject, SampleSource {
     /// Stops reading until the next ``SampleSource/wait(_:)`` (a device's buffers are disabled, a stream closed);
     /// a recording keeps its place.
     func pause()
+    /// Appends the samples at hand to `samples`, at most `maximumCount` in all, and says why it stopped: one call
+    /// per batch instead of one ``SampleSource/next(_:)`` per sample, for a consumer that takes a recording at
+    /// full speed. The default calls ``SampleSource/next(_:)``; a reader with a faster way overrides it.
+    func takeSamples(
+        _ demand: SourceDemand, into samples: inout [MotionSample], maximumCount: Int
+    ) -> SampleBatchEnd
+}
+
+/// Why ``MotionSampleReader/takeSamples(_:into:maximumCount:)`` stopped.
+public enum SampleBatchEnd: Sendable {
+    /// `samples` holds `maximumCount`: more may be at hand.
+    case full
+    /// No more sample is at hand: await ``SampleSource/wait(_:)``.
+    case wait
+    /// The source has ended.
+    case ended
+    /// Reading failed, after the samples appended.
+    case failed(MotionError)
 }
 
 extension MotionSampleReader {
     public var preferredExecutor: (any TaskExecutor)? { nil }
     public func pause() {}
+
+    public func takeSamples(
+        _ demand: SourceDemand, into samples: inout [MotionSample], maximumCount: Int
+    ) -> SampleBatchEnd {
+        var reader = self
+        while samples.count < maximumCount {
+            do {
+                switch try reader.next(demand) {
+                case .sample(let sample): samples.append(sample)
+                case .wait: return .wait
+                case .ended: return .ended
+                }
+            } catch {
+                return .failed(error)
+            }
+        }
+        return .full
+    }
 }
 
 /// What a source must read now.

@@ -51,10 +51,20 @@ final class LineReader {
     private var end = 0  // one past the last byte read
     private var scanned = 0  // bytes before this index are known not to hold `\n`
     private var atEnd = false
+    /// `true` when a read never waits for another process: memory, or a regular file (not a pipe, a terminal, a
+    /// socket).
+    let neverWaits: Bool
 
     init(source: Source, name: String, bufferSize: Int) {
         self.source = source
         self.name = name
+        switch source {
+        case .memory:
+            neverWaits = true
+        case .descriptor(let fd, _):
+            var info = stat()
+            neverWaits = fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+        }
         capacity = max(bufferSize, 1)
         buffer = LineReader.allocateBuffer(capacity: capacity)
     }

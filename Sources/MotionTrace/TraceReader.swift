@@ -65,6 +65,9 @@ public final class TraceReader {
     public let metadata: TraceMetadata
     /// The sensor groups the header names.
     public let sensors: SensorSet
+    /// `true` when reading a row never waits for another process (a regular file, bytes in memory): a consumer
+    /// may then read rows ahead; from a pipe each row is processed before the next is waited for.
+    package var neverWaits: Bool { input.neverWaits }
     /// The header's column names, in file order.
     public let columnNames: [String]
     /// The 1-based line number of the row last returned by ``next()`` (0 before the first row).

@@ -50,7 +50,13 @@ struct TraceSampleProvider: MotionSampleProvider {
         /// A sample put back (the replay stopped while pacing it).
         private var pending: MotionSample?
 
-        init(_ reader: TraceReader) { self.reader = reader }
+        /// Reading a row never waits for another process (a regular file).
+        private let neverWaits: Bool
+
+        init(_ reader: TraceReader) {
+            self.reader = reader
+            neverWaits = reader.neverWaits
+        }
 
         deinit { thread.stop() }
 
@@ -63,6 +69,27 @@ struct TraceSampleProvider: MotionSampleProvider {
                 return .sample(sample)
             }
             return try reader.next().map { .sample($0) } ?? .ended
+        }
+
+        /// The rows at hand in one call: the trace's reader called directly, with no witness call per row. From a
+        /// pipe, one row per call: a row that arrived is processed before the next is waited for.
+        func takeSamples(
+            _ demand: SourceDemand, into samples: inout [MotionSample], maximumCount: Int
+        ) -> SampleBatchEnd {
+            let maximumCount = neverWaits ? maximumCount : min(maximumCount, samples.count + 1)
+            if let sample = pending, samples.count < maximumCount {
+                pending = nil
+                samples.append(sample)
+            }
+            while samples.count < maximumCount {
+                do {
+                    guard let sample = try reader.next() else { return .ended }
+                    samples.append(sample)
+                } catch {
+                    return .failed(error)
+                }
+            }
+            return .full
         }
 
         func wait(_ demand: SourceDemand) async {}

@@ -1,4 +1,5 @@
 import Foundation
+import MotionTrace
 import MotionAlgorithms
 import MotionCore
 import MotionTesting
@@ -141,5 +142,37 @@ struct ManagerRunTests {
         #expect(events.first?.phase == .began)
         #expect(events.last?.phase == .cancelled(.interrupted))
         #expect(afterCancel < 70, "a cancelled run stops within 64 samples")
+    }
+
+    @Test("A trace read in batches: the rows before a malformed one are processed, then its error ends the run, naming the line")
+    func malformedRowAfterABatch() async throws {
+        var text = "t,ax,ay,az\n"
+        for index in 0..<150 { text += "\(Double(index) / 100),0,-1,0\n" }
+        text += "1.5,0,oops,0\n1.51,0,-1,0\n"
+        let path = NSTemporaryDirectory() + "swift-motion-run-\(UUID().uuidString).csv"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let manager = try MotionManager(source: .trace(path, pacing: .asFastAsConsumed))
+        var count = 0
+        do {
+            try await manager.run(.init(sensors: .accelerometer)) { _ in
+                count += 1
+                return true
+            }
+            Issue.record("the malformed row was not reported")
+        } catch {
+            #expect(error.code == .malformedTrace)
+            #expect(error.location?.line == 152, "\(error)")
+        }
+        #expect(count == 150)
+    }
+
+    @Test("A run consumes a recording: a later subscription ends at once")
+    func consumes() async throws {
+        let manager = try MotionManager(source: .samples(Self.samples, pacing: .asFastAsConsumed))
+        try await manager.run(.init(sensors: .accelerometer)) { _ in false }
+        var later = 0
+        for try await _ in manager.accelerometerUpdates(interval: 0) { later += 1 }
+        #expect(later == 0)
     }
 }
