@@ -53,20 +53,19 @@ extension MotionEngine {
                 pacer: pacer))
         defer { reader.pause() }
         let end = await withTaskExecutorPreference(reader.preferredExecutor) { await run.run() }
-        let processor = run.loop.processor
-        if let calibration = processor.calibration { state.withLock { $0.calibration = calibration } }
+        if let calibration = run.loop.processor.calibration { state.withLock { $0.calibration = calibration } }
         if let failure = consumer.failure ?? pacer?.failure { throw failure }  // the output failed
         switch end {
         case .ended:
-            break
+            return run.loop.processor
         case .stopped:  // the task was cancelled (a signal): the end's outputs still go out
             var loop = run.loop
             try await loop.finish()
             if let failure = consumer.failure { throw failure }
+            return loop.processor
         case .failed(let error):
             throw error
         }
-        return run.loop.processor
     }
 }
 
