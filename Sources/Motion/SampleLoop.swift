@@ -1,28 +1,28 @@
-public import MotionCore
+import MotionCore
 
 /// What the consumers of a sample loop need now: what the processor computes, and what the source must read (a
 /// device opens these sensors at the rate of the fastest interval).
-public struct SampleDemand: Equatable, Sendable {
+struct SampleDemand: Equatable, Sendable {
     /// What the processor computes.
-    public var request: MotionProcessor.Request
+    var request: MotionProcessor.Request
     /// The sensors to read.
-    public var sensors: SensorSet
+    var sensors: SensorSet
     /// The smallest update interval asked for, in seconds (0: every sample).
-    public var fastestInterval: Double
+    var fastestInterval: Double
 
     /// Creates a demand; the sensors are the request's required ones unless given.
-    public init(request: MotionProcessor.Request, sensors: SensorSet? = nil, fastestInterval: Double = 0) {
+    init(request: MotionProcessor.Request, sensors: SensorSet? = nil, fastestInterval: Double = 0) {
         self.request = request
         self.sensors = sensors ?? request.requiredSensors
         self.fastestInterval = fastestInterval
     }
 
     /// What the source must read.
-    public var source: SourceDemand { SourceDemand(sensors: sensors, fastestInterval: fastestInterval) }
+    var source: SourceDemand { SourceDemand(sensors: sensors, fastestInterval: fastestInterval) }
 }
 
 /// What became of one sample's outputs handed to a ``SampleDelivery``.
-public enum SampleDeliveryResult: Sendable {
+enum SampleDeliveryResult: Sendable {
     /// Handed over.
     case delivered
     /// Handed over in part: the rest waits for room; the loop awaits ``SampleDelivery/waitForRoom()`` before the
@@ -31,7 +31,7 @@ public enum SampleDeliveryResult: Sendable {
 }
 
 /// Where a sample loop's outputs go: subscriptions (`MotionEngine`), or a command's output.
-public protocol SampleDelivery {
+protocol SampleDelivery {
     /// What to compute and read; read again whenever ``demandGeneration`` changes.
     var demand: SampleDemand { get }
     /// Changes whenever ``demand`` does; read once per sample.
@@ -44,12 +44,12 @@ public protocol SampleDelivery {
 }
 
 /// Paces a replay: waits until the sample stamped `timestamp` is due; throws to stop the loop (cancelled).
-public protocol ReplayWaiter: AnyObject {
+protocol ReplayWaiter: AnyObject {
     nonisolated(nonsending) func wait(until timestamp: Double) async throws
 }
 
 /// How a sample loop ended.
-public enum SampleLoopEnd: Sendable {
+enum SampleLoopEnd: Sendable {
     /// The source ended; the end's outputs were delivered.
     case ended
     /// The source or the delivery failed; the end's outputs were delivered when the source failed.
@@ -60,28 +60,26 @@ public enum SampleLoopEnd: Sendable {
 }
 
 /// The one sample loop of swift-motion: each sample from the source, paced when a pacer is given, goes through the
-/// `MotionProcessor` (set to the delivery's demand) and its outputs to the delivery. The library's engine
-/// (`MotionEngine`, deliveries to subscriptions) and every `motionctl` command (deliveries to an output) run it.
+/// `MotionProcessor` (set to the delivery's demand) and its outputs to the delivery: the engine's, for its
+/// subscriptions (`MotionEngine.produce`) and for one synchronous consumer (`MotionEngine.run`).
 /// Only waiting (for the source, the pacer or room) is asynchronous; a sample at hand is processed and delivered
-/// synchronously. Inlinable, so that each user's loop is specialised for its source and delivery; public, not
-/// package, for the same reason: with Swift 6.3 a `package` inlinable loop was not specialised in `motionctl`
-/// (a witness call per sample: `stream --speed max` 5 % slower, `Docs/Performance.md`).
-public struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
+/// synchronously. Internal: both users are in this module, where each loop is specialised for its source and
+/// delivery.
+struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
     /// The processing core, set to the delivery's demand.
-    public var processor: MotionProcessor
+    var processor: MotionProcessor
     /// Where the samples come from.
-    public var source: Source
+    var source: Source
     /// Where the outputs go.
-    public var delivery: Delivery
+    var delivery: Delivery
     /// Paces a replay, or `nil` for none (a live source, or as fast as possible).
-    public let pacer: (any ReplayWaiter)?
-    @usableFromInline var demand: SampleDemand
-    @usableFromInline var sourceDemand: SourceDemand
-    @usableFromInline var demandGeneration: Int
+    let pacer: (any ReplayWaiter)?
+    var demand: SampleDemand
+    var sourceDemand: SourceDemand
+    var demandGeneration: Int
 
     /// Creates a loop; the processor is set to the delivery's demand at once.
-    @inlinable
-    public init(processor: MotionProcessor, source: Source, delivery: Delivery, pacer: (any ReplayWaiter)? = nil) {
+    init(processor: MotionProcessor, source: Source, delivery: Delivery, pacer: (any ReplayWaiter)? = nil) {
         self.processor = processor
         self.source = source
         self.delivery = delivery
@@ -94,8 +92,7 @@ public struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
 
     /// Runs until the source ends or fails, the delivery fails, or the source (task cancelled) or the pacer
     /// stops.
-    @inlinable
-    nonisolated(nonsending) public mutating func run() async -> SampleLoopEnd {
+    nonisolated(nonsending) mutating func run() async -> SampleLoopEnd {
         while true {
             refreshDemand()  // a subscription came or went; or the source's output opened at its first batch
             let sample: MotionSample
@@ -140,7 +137,6 @@ public struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
     }
 
     /// Reads the delivery's demand when it has changed, and sets the processor to it.
-    @inlinable
     mutating func refreshDemand() {
         guard delivery.demandGeneration != demandGeneration else { return }
         demandGeneration = delivery.demandGeneration
@@ -150,8 +146,7 @@ public struct SampleLoop<Source: SampleSource, Delivery: SampleDelivery> {
     }
 
     /// Ends the source's processing: delivers what `MotionProcessor.finish` gives (a shake in progress cancelled).
-    @inlinable
-    nonisolated(nonsending) public mutating func finish() async throws(MotionError) {
+    nonisolated(nonsending) mutating func finish() async throws(MotionError) {
         processor.finish()
         if case .mustWait = try delivery.deliver(processor.outputs, end: true) { try await delivery.waitForRoom() }
     }
