@@ -13,8 +13,10 @@ extension MotionEngine {
         _ request: MotionProcessor.Request, sensors restriction: SensorSet?, demandInterval: Double,
         willWait: BeforeSleep?, outputs: @escaping (MotionOutputs) throws(MotionError) -> Bool
     ) async throws(MotionError) -> MotionProcessor {
-        var available = reader.availableSensors()
-        if let restriction { available.formIntersection(restriction) }
+        let present = reader.availableSensors()  // I/O for a device or the service: asked once
+        // Readings of other sensors are removed only when the source has some.
+        let restriction = restriction.flatMap { present.isSubset(of: $0) ? nil : $0 }
+        let available = restriction.map { present.intersection($0) } ?? present
         let required = request.requiredSensors
         if !available.isEmpty, !available.isSuperset(of: required) {  // empty: not known yet (no device present)
             throw MotionError(
@@ -42,7 +44,6 @@ extension MotionEngine {
         if let learned { configuration.calibration = learned }
         let consumer = RunState()
         let pacer = source.pacing.speedFactor.flatMap { factor in source.isLive ? nil : makeWaiter(factor, willWait) }
-        let restriction = restriction.flatMap { $0.isSuperset(of: reader.availableSensors()) ? nil : $0 }
         let run = RunLoop(
             loop: SampleLoop(
                 processor: MotionProcessor(configuration: configuration, request: request),

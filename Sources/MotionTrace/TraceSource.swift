@@ -50,13 +50,7 @@ struct TraceSampleProvider: MotionSampleProvider {
         /// A sample put back (the replay stopped while pacing it).
         private var pending: MotionSample?
 
-        /// Reading a row never waits for another process (a regular file).
-        private let neverWaits: Bool
-
-        init(_ reader: TraceReader) {
-            self.reader = reader
-            neverWaits = reader.neverWaits
-        }
+        init(_ reader: TraceReader) { self.reader = reader }
 
         deinit { thread.stop() }
 
@@ -76,7 +70,7 @@ struct TraceSampleProvider: MotionSampleProvider {
         func takeSamples(
             _ demand: SourceDemand, into samples: inout [MotionSample], maximumCount: Int
         ) -> SampleBatchEnd {
-            let maximumCount = neverWaits ? maximumCount : min(maximumCount, samples.count + 1)
+            let maximumCount = reader.neverWaits ? maximumCount : min(maximumCount, samples.count + 1)
             if let sample = pending, samples.count < maximumCount {
                 pending = nil
                 samples.append(sample)

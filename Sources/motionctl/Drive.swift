@@ -31,7 +31,7 @@ func drive(
     demandInterval: Double = 0, flush: @escaping () throws(MotionError) -> Void,
     write: @escaping (MotionOutputs) throws(MotionError) -> Bool
 ) async throws(MotionError) -> MotionProcessor {
-    let run = ReplayRun(
+    let run = CommandRun(
         manager: manager, request: request, sensors: sensors, demandInterval: demandInterval, flush: flush,
         write: write)
     let processor = try await SignalCancellation.value { try await run.run() }
@@ -39,21 +39,9 @@ func drive(
     return processor
 }
 
-/// ``drive(_:configuration:request:sensors:demandInterval:flush:write:)`` on an opened trace, paced by `pacing`.
-@discardableResult
-func replay(
-    _ reader: TraceReader, pacing: ReplayPacing, configuration: MotionConfiguration = .init(),
-    request: MotionProcessor.Request, sensors: SensorSet? = nil, flush: @escaping () throws(MotionError) -> Void,
-    write: @escaping (MotionOutputs) throws(MotionError) -> Bool
-) async throws(MotionError) -> MotionProcessor {
-    try await drive(
-        .trace(reader, pacing: pacing), configuration: configuration, request: request, sensors: sensors,
-        flush: flush, write: write)
-}
-
-/// A replay's run, handed to the task that `SignalCancellation` cancels at a signal. That task is awaited by its
+/// A command's run, handed to the task that `SignalCancellation` cancels at a signal. That task is awaited by its
 /// creator, so the closures (which hold the command's non-`Sendable` output) are never used concurrently.
-private final class ReplayRun: @unchecked Sendable {
+private final class CommandRun: @unchecked Sendable {
     let manager: MotionManager
     let request: MotionProcessor.Request
     let sensors: SensorSet?

@@ -101,7 +101,7 @@ struct PlotCommand: AsyncParsableCommand {
         let request = MotionProcessor.Request(
             sensors: reader.sensors, updateInterval: 0, referenceFrames: attitude ? [frame] : [], shake: events,
             orientation: events)
-        try await replay(reader, pacing: .max, configuration: configuration, request: request, flush: {}) {
+        try await drive(.trace(reader, pacing: .max), configuration: configuration, request: request, flush: {}) {
             outputs throws(MotionError) in
             if let sample = outputs.sample {
                 if start == nil { start = sample.timestamp }

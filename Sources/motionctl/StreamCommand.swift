@@ -187,8 +187,8 @@ struct StreamCommand: AsyncParsableCommand {
             fileDescriptor: 1, name: "<stdout>", format: output.format, sensors: sensors, metadata: metadata,
             flushing: output.flushing)
         let limit = OutputLimit.make(duration: duration, count: count)
-        try await replay(
-            reader, pacing: speed, configuration: MotionConfiguration(sensorFilter: processing.filter),
+        try await drive(
+            .trace(reader, pacing: speed), configuration: MotionConfiguration(sensorFilter: processing.filter),
             request: .init(sensors: sensors, updateInterval: processing.interval), flush: writer.flush
         ) { outputs throws(MotionError) in
             if let limit, !limit.admits(outputs.timestamp) { return false }
