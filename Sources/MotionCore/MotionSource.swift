@@ -75,16 +75,19 @@ public protocol MotionSampleReader: AnyObject, SampleSource {
     /// Stops reading until the next ``SampleSource/wait(_:)`` (a device's buffers are disabled, a stream closed);
     /// a recording keeps its place.
     func pause()
-    /// Appends the samples at hand to `samples`, at most `maximumCount` in all, and says why it stopped: one call
-    /// per batch instead of one ``SampleSource/next(_:)`` per sample, for a consumer that takes a recording at
-    /// full speed. The default calls ``SampleSource/next(_:)``; a reader with a faster way overrides it.
-    func takeSamples(
+}
+
+/// A reader that hands over the samples at hand in one call (a trace file): `MotionManager.run` then pays for the
+/// reader being an existential once per batch instead of once per sample.
+package protocol BatchSampleReader: MotionSampleReader {
+    /// Appends the samples at hand to `samples`, at most `maximumCount` in all, and says why it stopped.
+    func takeBatch(
         _ demand: SourceDemand, into samples: inout [MotionSample], maximumCount: Int
     ) -> SampleBatchEnd
 }
 
-/// Why ``MotionSampleReader/takeSamples(_:into:maximumCount:)`` stopped.
-public enum SampleBatchEnd: Sendable {
+/// Why a reader stopped appending samples (``MotionSampleReader/takeSamples(_:into:maximumCount:)``).
+package enum SampleBatchEnd: Sendable {
     /// `samples` holds `maximumCount`: more may be at hand.
     case full
     /// No more sample is at hand: await ``SampleSource/wait(_:)``.
@@ -99,9 +102,14 @@ extension MotionSampleReader {
     public var preferredExecutor: (any TaskExecutor)? { nil }
     public func pause() {}
 
-    public func takeSamples(
+    /// Appends the samples at hand to `samples`, at most `maximumCount` in all, one ``SampleSource/next(_:)`` each
+    /// (a ``BatchSampleReader`` takes them in one call), and says why it stopped.
+    package func takeSamples(
         _ demand: SourceDemand, into samples: inout [MotionSample], maximumCount: Int
     ) -> SampleBatchEnd {
+        if let batches = self as? any BatchSampleReader {
+            return batches.takeBatch(demand, into: &samples, maximumCount: maximumCount)
+        }
         var reader = self
         while samples.count < maximumCount {
             do {

@@ -44,7 +44,7 @@ struct TraceSampleProvider: MotionSampleProvider {
 
     /// Reads on a thread of its own: a read from a pipe or a slow disk blocks that thread, never one of Swift
     /// concurrency's cooperative pool.
-    final class Reader: MotionSampleReader {
+    final class Reader: BatchSampleReader {
         private let reader: TraceReader
         private let thread = SourceThread()
         /// A sample put back (the replay stopped while pacing it).
@@ -67,7 +67,7 @@ struct TraceSampleProvider: MotionSampleProvider {
 
         /// The rows at hand in one call: the trace's reader called directly, with no witness call per row. From a
         /// pipe, one row per call: a row that arrived is processed before the next is waited for.
-        func takeSamples(
+        func takeBatch(
             _ demand: SourceDemand, into samples: inout [MotionSample], maximumCount: Int
         ) -> SampleBatchEnd {
             let maximumCount = reader.neverWaits ? maximumCount : min(maximumCount, samples.count + 1)
