@@ -1,20 +1,25 @@
 import Foundation
 import Testing
 
+import MotionCore
 @testable import MotionIIO
 
-/// `withoutLibiioHighSpeedWarning` drops exactly libiio's high-speed line from stderr and keeps the rest.
+/// `withoutLibiioHighSpeedWarning` (its body, the lock held by the capture) drops exactly libiio's high-speed line from stderr and keeps the rest.
 @Suite(.serialized) struct LibiioWarningsTests {
-    /// What reaches descriptor 2 while `body` runs, captured in a file.
+    /// What reaches descriptor 2 while `body` runs, captured in a file. The redirection holds the lock that every
+    /// redirection of stderr holds: a device test of this process opening a buffer meanwhile would otherwise restore
+    /// stderr under this one, and the captured output would go to the real stderr.
     static func standardError(during body: () -> Void) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(UUID().uuidString)").path
         let file = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         try #require(file >= 0)
-        let saved = dup(2)
-        dup2(file, 2)
-        body()
-        dup2(saved, 2)
-        close(saved)
+        standardErrorRedirection.withLock { _ in
+            let saved = dup(2)
+            dup2(file, 2)
+            body()
+            dup2(saved, 2)
+            close(saved)
+        }
         close(file)
         defer { unlink(path) }
         return try String(contentsOfFile: path, encoding: .utf8)
@@ -27,7 +32,7 @@ import Testing
     @Test func dropsOnlyTheHighSpeedLine() throws {
         var result = 0
         let text = try Self.standardError {
-            result = withoutLibiioHighSpeedWarning {
+            result = withoutLibiioHighSpeedWarningHoldingLock {
                 Self.writeToStandardError("before\nWARNING: High-speed mode not enabled\nWARNING: something else\n")
                 return 42
             }
@@ -44,7 +49,7 @@ import Testing
     @Test func keepsALargeOutputWhole() throws {
         let line = String(repeating: "x", count: 99) + "\n"
         let text = try Self.standardError {
-            withoutLibiioHighSpeedWarning {
+            withoutLibiioHighSpeedWarningHoldingLock {
                 for _ in 0..<2000 { Self.writeToStandardError(line) }  // 200 kB, more than a pipe holds
             }
         }
