@@ -1,4 +1,4 @@
-public import MotionCore
+package import MotionCore
 import MotionSystem
 
 #if canImport(Glibc)
@@ -61,7 +61,7 @@ protocol SampleReader: AnyObject {
 /// Captures samples from one or more IIO devices.
 ///
 /// Opening a capture configures each device (rate, trigger, timestamp clock, scan elements, watermark) and
-/// enables its buffer; ``close()`` disables it again (`buffer/enable` back to 0), as do errors and `deinit`.
+/// enables its buffer; `close()` disables it again (`buffer/enable` back to 0), as do errors and `deinit`.
 /// Prefer the scoped ``withCapture(from:configuration:_:)``, which closes on every path.
 ///
 /// ``next()`` suspends the task until a device has data — waiting on the buffer's poll fd in the async
@@ -70,10 +70,10 @@ protocol SampleReader: AnyObject {
 /// With several devices the batches are merged by timestamp.
 ///
 /// A capture is used by one task at a time; it is not `Sendable`.
-public final class IIOCapture {
+package final class IIOCapture {
     /// What was set up on each device. An entry changes when its device falls back from a silent buffer to
     /// polling (``CaptureDetails/fallback``), which happens before that device's first sample.
-    public private(set) var details: [CaptureDetails]
+    package private(set) var details: [CaptureDetails]
 
     private var readers: [any SampleReader]
     /// The sources as opened (mount-matrix overrides applied), and the configuration, for a fallback.
@@ -95,7 +95,7 @@ public final class IIOCapture {
     ///   `MotionError.Code.permissionDenied` naming the file when the device node or a sysfs attribute
     ///   cannot be opened; `MotionError.Code.unsupported` when buffered mode was asked of a device that
     ///   cannot buffer; `MotionError.Code.disconnected` or `MotionError.Code.ioFailure` otherwise.
-    public init(sources: [CaptureSource], configuration: CaptureConfiguration = .init()) throws(MotionError) {
+    package init(sources: [CaptureSource], configuration: CaptureConfiguration = .init()) throws(MotionError) {
         try configuration.validate()
         guard !sources.isEmpty else {
             throw MotionError(.invalidArgument, "no device to capture from")
@@ -171,7 +171,7 @@ public final class IIOCapture {
     /// Opens a capture, runs `body` with it and closes it, whether `body` returns, throws or is cancelled.
     ///
     /// `body` runs with a preference for ``executor``, so the thread that sees the data also runs it.
-    public static func withCapture<Result>(
+    package static func withCapture<Result>(
         from sources: [CaptureSource], configuration: CaptureConfiguration = .init(),
         _ body: (IIOCapture) async throws -> Result
     ) async throws -> Result {
@@ -185,7 +185,7 @@ public final class IIOCapture {
     /// that thread when data arrives and runs there until its next wait: the process wakes once per batch
     /// instead of twice (the waiting thread, then a thread of the global pool). Keep such tasks short:
     /// while one runs, no other wait is served.
-    public static var executor: any TaskExecutor { Reactor.shared }
+    package static var executor: any TaskExecutor { Reactor.shared }
 
     deinit {
         close()
@@ -200,7 +200,7 @@ public final class IIOCapture {
     ///   is cancelled) while samples are held (by the merger, or read from another device in the same
     ///   wake-up), this call returns them, readings the merger could not pair as partial samples, and the
     ///   next call throws the error.
-    public func next() async throws(MotionError) -> [MotionSample] {
+    package func next() async throws(MotionError) -> [MotionSample] {
         if let error = pendingError {
             pendingError = nil
             throw error
@@ -315,7 +315,7 @@ public final class IIOCapture {
 
     /// Disables every buffer (`buffer/enable` = 0) and releases the devices. Idempotent; later ``next()``
     /// calls throw `MotionError.Code.cancelled`.
-    public func close() {
+    package func close() {
         guard !isClosed else { return }
         isClosed = true
         readers.forEach { $0.close() }
@@ -324,27 +324,27 @@ public final class IIOCapture {
 
     /// The batches as an asynchronous sequence (each element is one ``next()`` result); it ends without an
     /// error when the task is cancelled.
-    public var batches: Batches { Batches(capture: self) }
+    package var batches: Batches { Batches(capture: self) }
 
     /// An asynchronous sequence of sample batches from a capture.
-    public struct Batches: AsyncSequence {
-        public typealias Element = [MotionSample]
-        public typealias Failure = MotionError
+    package struct Batches: AsyncSequence {
+        package typealias Element = [MotionSample]
+        package typealias Failure = MotionError
 
         let capture: IIOCapture
 
         /// Creates the iterator.
-        public func makeAsyncIterator() -> Iterator { Iterator(capture: capture) }
+        package func makeAsyncIterator() -> Iterator { Iterator(capture: capture) }
 
         /// Calls ``IIOCapture/next()``.
-        public struct Iterator: AsyncIteratorProtocol {
-            public typealias Element = [MotionSample]
-            public typealias Failure = MotionError
+        package struct Iterator: AsyncIteratorProtocol {
+            package typealias Element = [MotionSample]
+            package typealias Failure = MotionError
 
             let capture: IIOCapture
 
             /// The next batch, or `nil` once cancelled or closed.
-            public mutating func next() async throws(MotionError) -> [MotionSample]? {
+            package mutating func next() async throws(MotionError) -> [MotionSample]? {
                 do {
                     return try await capture.next()
                 } catch where error.code == .cancelled {

@@ -1,4 +1,4 @@
-public import MotionCore
+package import MotionCore
 
 #if canImport(Glibc)
 import Glibc
@@ -71,7 +71,7 @@ public struct CaptureConfiguration: Hashable, Sendable {
     ///
     /// - Throws: `MotionError.Code.invalidArgument` for a rate, batch duration, tolerance or timeout that is
     ///   not a positive finite number (tolerance may be 0).
-    public func validate() throws(MotionError) {
+    package func validate() throws(MotionError) {
         if let rate, !(rate > 0 && rate.isFinite) {
             throw MotionError(.invalidArgument, "the rate must be a positive number of hertz, got \(rate)")
         }
@@ -92,24 +92,24 @@ public struct CaptureConfiguration: Hashable, Sendable {
 }
 
 /// One device to capture from, and which of its sensors to use.
-public struct CaptureSource: Hashable, Sendable {
+package struct CaptureSource: Hashable, Sendable {
     /// The device.
-    public var device: IIODevice
+    package var device: IIODevice
     /// The sensors to read from it (a subset of its sensors).
-    public var sensors: [IIOSensorKind]
+    package var sensors: [IIOSensorKind]
 
     /// Creates a source.
     /// The sensors captured, as a set.
-    public var sensorSet: SensorSet { sensors.reduce(into: SensorSet()) { $0.insert($1.sensor) } }
+    package var sensorSet: SensorSet { sensors.reduce(into: SensorSet()) { $0.insert($1.sensor) } }
 
-    public init(device: IIODevice, sensors: [IIOSensorKind]) {
+    package init(device: IIODevice, sensors: [IIOSensorKind]) {
         self.device = device
         self.sensors = sensors
     }
 }
 
 /// Which device(s) to capture from: `auto`, or a name, label, id, sysfs path or device node.
-public enum DeviceSelector: Hashable, Sendable, CustomStringConvertible {
+package enum DeviceSelector: Hashable, Sendable, CustomStringConvertible {
     /// One device per sensor kind: a combined IMU is preferred; otherwise the first accelerometer, gyroscope
     /// and magnetometer in device order, merged by timestamp.
     case automatic
@@ -118,7 +118,7 @@ public enum DeviceSelector: Hashable, Sendable, CustomStringConvertible {
     case matching(String)
 
     /// `auto` or the text.
-    public var description: String {
+    package var description: String {
         switch self {
         case .automatic: "auto"
         case .matching(let text): text
@@ -126,12 +126,12 @@ public enum DeviceSelector: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Parses `auto` or any other text.
-    public init(_ text: String) {
+    package init(_ text: String) {
         self = text == "auto" ? .automatic : .matching(text)
     }
 
     /// The sources to capture `sensors` from, chosen among `devices`; empty when nothing matches.
-    public func sources(from devices: [IIODevice], sensors: SensorSet = .all) -> [CaptureSource] {
+    package func sources(from devices: [IIODevice], sensors: SensorSet = .all) -> [CaptureSource] {
         switch self {
         case .automatic:
             // Devices with more of the wanted sensors first (a combined IMU wins), then in device order.
@@ -160,7 +160,7 @@ public enum DeviceSelector: Hashable, Sendable, CustomStringConvertible {
 
     /// The error for a selector that matched nothing among `devices`: what was asked, what was found and where
     /// to look (`motionctl devices`, Docs/Devices.md).
-    public func noMatchError(among devices: [IIODevice], sensors: SensorSet) -> MotionError {
+    package func noMatchError(among devices: [IIODevice], sensors: SensorSet) -> MotionError {
         let found =
             devices.isEmpty
             ? "no IIO accelerometer, gyroscope or magnetometer was found"

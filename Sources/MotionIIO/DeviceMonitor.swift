@@ -1,5 +1,5 @@
 internal import CLibUdev
-public import MotionCore
+package import MotionCore
 import MotionSystem
 
 #if canImport(Glibc)
@@ -42,7 +42,7 @@ final class UdevMonitor {
 }
 
 /// A change in the set of IIO motion devices.
-public enum IIODeviceEvent: Hashable, Sendable {
+package enum IIODeviceChange: Hashable, Sendable {
     /// A motion device appeared (udev `add`), described as discovery would.
     case added(IIODevice)
     /// A device went away (udev `remove`): its id (such as `iio:device0`) and sysfs path.
@@ -51,15 +51,15 @@ public enum IIODeviceEvent: Hashable, Sendable {
     case changed(IIODevice)
 }
 
-/// Watches for IIO devices being added and removed, as an asynchronous sequence of ``IIODeviceEvent``.
+/// Watches for IIO devices being added and removed, as an asynchronous sequence of ``IIODeviceChange``.
 ///
 /// Built on a libudev monitor: the task suspends until the monitor socket is readable (no polling). Triggers,
 /// devices without motion channels and (unless `includeBase`) base accelerometers are left out of `added` and
 /// `changed`; every IIO `remove` is reported, since the device can no longer be read to tell what it was.
 /// Create the monitor before listing devices, so nothing added in between is missed.
-public final class IIODeviceMonitor: AsyncSequence {
-    public typealias Element = IIODeviceEvent
-    public typealias Failure = MotionError
+package final class IIODeviceMonitor: AsyncSequence {
+    package typealias Element = IIODeviceChange
+    package typealias Failure = MotionError
 
     private let monitor: UdevMonitor
     private let includeBase: Bool
@@ -67,7 +67,7 @@ public final class IIODeviceMonitor: AsyncSequence {
     /// Starts watching.
     ///
     /// - Throws: `MotionError.Code.unsupported` when libudev cannot monitor devices.
-    public init(includeBase: Bool = false) throws(MotionError) {
+    package init(includeBase: Bool = false) throws(MotionError) {
         monitor = try UdevMonitor(subsystem: "iio")
         self.includeBase = includeBase
     }
@@ -75,13 +75,13 @@ public final class IIODeviceMonitor: AsyncSequence {
     /// The next event; suspends until one arrives.
     ///
     /// - Throws: `MotionError.Code.cancelled` when the task is cancelled.
-    public func next() async throws(MotionError) -> IIODeviceEvent {
+    package func next() async throws(MotionError) -> IIODeviceChange {
         // Without a deadline, the wait returns only with an event.
         try await next(until: nil)!
     }
 
     /// The next event, or `nil` when `deadline` (`CLOCK_MONOTONIC` ns) passes first.
-    func next(until deadline: UInt64?) async throws(MotionError) -> IIODeviceEvent? {
+    func next(until deadline: UInt64?) async throws(MotionError) -> IIODeviceChange? {
         while true {
             while let device = monitor.receive() {
                 if let event = event(for: device) { return event }
@@ -97,7 +97,7 @@ public final class IIODeviceMonitor: AsyncSequence {
         }
     }
 
-    private func event(for device: UdevDevice) -> IIODeviceEvent? {
+    private func event(for device: UdevDevice) -> IIODeviceChange? {
         guard !device.sysname.hasPrefix("trigger") else { return nil }
         switch device.action {
         case "remove":
@@ -121,17 +121,17 @@ public final class IIODeviceMonitor: AsyncSequence {
     }
 
     /// The monitor as its own iterator.
-    public func makeAsyncIterator() -> Iterator { Iterator(monitor: self) }
+    package func makeAsyncIterator() -> Iterator { Iterator(monitor: self) }
 
     /// Calls ``IIODeviceMonitor/next()``; ends (returns `nil`) when the task is cancelled.
-    public struct Iterator: AsyncIteratorProtocol {
-        public typealias Element = IIODeviceEvent
-        public typealias Failure = MotionError
+    package struct Iterator: AsyncIteratorProtocol {
+        package typealias Element = IIODeviceChange
+        package typealias Failure = MotionError
 
         let monitor: IIODeviceMonitor
 
         /// The next event, or `nil` once the task is cancelled.
-        public mutating func next() async throws(MotionError) -> IIODeviceEvent? {
+        package mutating func next() async throws(MotionError) -> IIODeviceChange? {
             do {
                 return try await monitor.next()
             } catch where error.code == .cancelled {

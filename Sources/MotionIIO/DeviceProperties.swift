@@ -21,15 +21,15 @@ public struct ValueSource: Hashable, Sendable, CustomStringConvertible {
     public var name: String?
 
     /// Creates a source.
-    public init(kind: Kind, name: String? = nil) {
+    package init(kind: Kind, name: String? = nil) {
         self.kind = kind
         self.name = name
     }
 
     /// The udev property `name`.
-    public static func udevProperty(_ name: String) -> ValueSource { ValueSource(kind: .udevProperty, name: name) }
+    package static func udevProperty(_ name: String) -> ValueSource { ValueSource(kind: .udevProperty, name: name) }
     /// The sysfs attribute `name` (relative to the device's sysfs folder).
-    public static func sysfsAttribute(_ name: String) -> ValueSource { ValueSource(kind: .sysfsAttribute, name: name) }
+    package static func sysfsAttribute(_ name: String) -> ValueSource { ValueSource(kind: .sysfsAttribute, name: name) }
     /// A caller-given value.
     public static let override = ValueSource(kind: .override)
     /// The default.
@@ -54,22 +54,22 @@ public struct Sourced<Value: Hashable & Sendable>: Hashable, Sendable {
     public var source: ValueSource
 
     /// Creates a sourced value.
-    public init(_ value: Value, from source: ValueSource) {
+    package init(_ value: Value, from source: ValueSource) {
         self.value = value
         self.source = source
     }
 }
 
 /// How device values read as text, in `motionctl devices` and in the metadata of recorded traces.
-public enum DeviceValueText {
+package enum DeviceValueText {
     /// `100` for a whole number, else Swift's shortest text (`0.009576`).
-    public static func number(_ value: Double) -> String {
+    package static func number(_ value: Double) -> String {
         if value == value.rounded(), abs(value) < 1e15 { return value == 0 ? "0" : String(Int64(value)) }
         return "\(value)"
     }
 
     /// `0.009576 (sysfs in_accel_scale)` when the three axes agree, else `x …, y …, z …` with each source.
-    public static func axes(_ values: [Sourced<Double>]) -> String {
+    package static func axes(_ values: [Sourced<Double>]) -> String {
         if values.allSatisfy({ $0 == values[0] }) { return "\(number(values[0].value)) (\(values[0].source))" }
         return zip(["x", "y", "z"], values).map { "\($0) \(number($1.value)) (\($1.source))" }.joined(separator: ", ")
     }
@@ -83,7 +83,7 @@ public enum DeviceLocation: String, Hashable, Sendable, CaseIterable {
     case base
 
     /// Parses `display`, `lid`, `base` or an empty value (display); `nil` for anything else.
-    public init?(parsing text: String) {
+    package init?(parsing text: String) {
         switch text.lowercased() {
         case "display", "lid", "": self = .display
         case "base": self = .base
@@ -102,7 +102,7 @@ public enum SamplingFrequencies: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses the kernel's text, with `.` as the decimal point whatever the locale; `nil` when it is neither
     /// a list of numbers nor a `[min step max]` range.
-    public init?(parsing text: String) {
+    package init?(parsing text: String) {
         let trimmed = Substring(text).trimmingWhiteSpace()
         if trimmed.hasPrefix("[") && trimmed.hasSuffix("]") {
             let parts = trimmed.dropFirst().dropLast().split(whereSeparator: { $0 == " " || $0 == "\t" })
@@ -121,7 +121,7 @@ public enum SamplingFrequencies: Hashable, Sendable, CustomStringConvertible {
 
     /// The frequency to ask for to get at least `hertz`: the smallest available value ≥ `hertz` (0 Hz never
     /// counts), or the largest one when none is that high.
-    public func nearest(atLeast hertz: Double) -> Double? {
+    package func nearest(atLeast hertz: Double) -> Double? {
         switch self {
         case .list(let values):
             let usable = values.filter { $0 > 0 }
@@ -154,7 +154,7 @@ public enum IIOSensorKind: String, Hashable, Sendable, CaseIterable {
     case magnetometer = "magn"
 
     /// The IIO channel type, such as `accel`.
-    public var channelType: String { rawValue }
+    package var channelType: String { rawValue }
 
     /// The matching member of `SensorSet`.
     public var sensor: SensorSet {
@@ -167,7 +167,7 @@ public enum IIOSensorKind: String, Hashable, Sendable, CaseIterable {
 
     /// The factor from the IIO unit (after offset and scale) to swift-motion's: m/s² → g (÷ 9.80665),
     /// rad/s → rad/s, gauss → µT (× 100).
-    public var unitFactor: Double {
+    package var unitFactor: Double {
         switch self {
         case .accelerometer: 1 / Acceleration.standardGravity
         case .gyroscope: 1
@@ -210,7 +210,7 @@ public struct IIOSensor: Hashable, Sendable {
     /// The x, y and z scan channels, when the device can buffer them.
     package var scanChannels: [ScanChannel]?
     /// Whether the `in_<type>_<axis>_raw` attributes exist, for polled reading.
-    public var hasRawAttributes: Bool
+    package var hasRawAttributes: Bool
 
     /// Creates a sensor description.
     package init(
@@ -230,9 +230,9 @@ public struct IIOSensor: Hashable, Sendable {
     }
 
     /// The per-axis scales as a vector.
-    public var scaleVector: SIMD3<Double> { SIMD3(scale[0].value, scale[1].value, scale[2].value) }
+    package var scaleVector: SIMD3<Double> { SIMD3(scale[0].value, scale[1].value, scale[2].value) }
     /// The per-axis offsets as a vector.
-    public var offsetVector: SIMD3<Double> { SIMD3(offset[0].value, offset[1].value, offset[2].value) }
+    package var offsetVector: SIMD3<Double> { SIMD3(offset[0].value, offset[1].value, offset[2].value) }
 
     /// Converts raw channel values into the device frame and swift-motion's units:
     /// `M · ((raw + offset) × scale) × unitFactor`.
@@ -240,8 +240,7 @@ public struct IIOSensor: Hashable, Sendable {
     /// For an accelerometer the result is in g, with no sign change after the matrix: a matrix from systemd's
     /// hwdb (or a kernel mount matrix) already puts readings in the convention Core Motion uses (upright
     /// portrait y ≈ −1 g, flat face up z ≈ −1 g). See `Docs/Devices.md`.
-    @inlinable
-    public func convert(raw: SIMD3<Double>) -> SIMD3<Double> {
+    package func convert(raw: SIMD3<Double>) -> SIMD3<Double> {
         mountMatrix.value.apply(to: (raw + offsetVector) * scaleVector) * kind.unitFactor
     }
 }
@@ -293,7 +292,7 @@ public struct IIODevice: Hashable, Sendable, Identifiable {
     public var warnings: [String]
 
     /// Creates a description.
-    public init(
+    package init(
         id: String, name: String, label: String? = nil, sysfsPath: String, deviceNode: String?,
         location: Sourced<DeviceLocation>, sensors: [IIOSensor], buffer: IIOBufferSupport?,
         timestampClock: String? = nil, triggers: [String] = [], warnings: [String] = []

@@ -1,7 +1,7 @@
 public import MotionCore
 import MotionSystem
 
-/// What an ``IIODeviceSession`` does when a device it reads goes away (udev `remove`, or its node ends).
+/// What an `IIODeviceSession` does when a device it reads goes away (udev `remove`, or its node ends).
 public struct ReconnectPolicy: Hashable, Sendable, CustomStringConvertible {
     enum Kind: Hashable, Sendable {
         case end
@@ -11,14 +11,14 @@ public struct ReconnectPolicy: Hashable, Sendable, CustomStringConvertible {
 
     let kind: Kind
 
-    /// The session ends: ``IIODeviceSession/next()`` throws the `MotionError.Code.disconnected` error.
+    /// The session ends: `IIODeviceSession.next()` throws the `MotionError.Code.disconnected` error.
     public static let endOnDisconnect = ReconnectPolicy(kind: .end)
 
-    /// The session reports ``IIODeviceSession/Event/disconnected(_:)``, waits (until the task is cancelled) for
-    /// a device that the same selector would pick, and resumes with ``IIODeviceSession/Event/reconnected(_:at:)``.
+    /// The session reports `IIODeviceSession.Event.disconnected(_:)`, waits (until the task is cancelled) for
+    /// a device that the same selector would pick, and resumes with `IIODeviceSession.Event.reconnected(_:at:)`.
     public static let waitForDevice = ReconnectPolicy(kind: .wait(nil))
 
-    /// As ``waitForDevice``, but gives up after `seconds` without a matching device: ``IIODeviceSession/next()``
+    /// As ``waitForDevice``, but gives up after `seconds` without a matching device: `IIODeviceSession.next()`
     /// then throws `MotionError.Code.disconnected`.
     /// - Precondition: `seconds > 0` and finite.
     public static func waitForDevice(upTo seconds: Double) -> ReconnectPolicy {
@@ -46,63 +46,39 @@ public struct ReconnectPolicy: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Live IIO devices from discovery to the last sample: finds the devices a ``DeviceSelector`` picks for the
-/// wanted sensors, opens an ``IIOCapture`` with the whole ``CaptureConfiguration``, and when a device goes away
-/// either ends or waits for a matching device and opens it (``ReconnectPolicy``).
-///
-/// ``next()`` returns the samples batch by batch, and the lifecycle as ``Event``s: the devices opened, a change
-/// in how they are read (a silent buffer given up for polling), a disconnection and a reconnection. Samples
-/// never go back in time, across reconnections too: a sample older than the last one delivered gets the last
-/// one's timestamp. Every wait is cancellable: cancelling the task ends ``next()`` with
-/// `MotionError.Code.cancelled` at once, whether it waits for data or for a device, and the buffers are
-/// disabled. The devices are opened at the first ``next()``; ``close()`` (or `deinit`) disables them.
-///
-/// A session is used by one task at a time; it is not `Sendable`.
-///
-/// ```swift
-/// let session = try IIODeviceSession(selector: .automatic, configuration: .init(rate: 100))
-/// while true {
-///     switch try await session.next() {
-///     case .samples(let batch): for sample in batch { print(sample.timestamp, sample.acceleration as Any) }
-///     case .event(let event): print(event)
-///     }
-/// }
-/// ```
-public final class IIODeviceSession {
-    /// Something that happened to the devices of a session.
-    public enum Event: Sendable, CustomStringConvertible {
-        /// The devices were opened (at the first ``IIODeviceSession/next()``): what was set up on each.
-        case opened([CaptureDetails])
-        /// How the devices are read changed (a silent buffer was given up for polling, before its first sample):
-        /// the details of every device, as now.
-        case detailsChanged([CaptureDetails])
-        /// A device went away; the session waits for a matching one (``ReconnectPolicy/waitForDevice``).
-        case disconnected(Disconnection)
-        /// Matching devices were opened after a disconnection, at `timestamp` (seconds on `CLOCK_BOOTTIME`, never
-        /// before the last sample): what was set up on each.
-        case reconnected([CaptureDetails], at: Double)
-        /// Devices cannot be watched (no udev monitor), so a removal will end the session: comes once, before
-        /// ``opened(_:)``.
-        case monitorUnavailable(MotionError)
+/// Something that happened to the devices of a live-device source (`MotionSource.device(_:configuration:events:)`).
+public enum IIODeviceEvent: Sendable, CustomStringConvertible {
+    /// The devices were opened (when the source starts reading): what was set up on each.
+    case opened([CaptureDetails])
+    /// How the devices are read changed (a silent buffer was given up for polling, before its first sample):
+    /// the details of every device, as now.
+    case detailsChanged([CaptureDetails])
+    /// A device went away; the session waits for a matching one (``ReconnectPolicy/waitForDevice``).
+    case disconnected(Disconnection)
+    /// Matching devices were opened after a disconnection, at `timestamp` (seconds on `CLOCK_BOOTTIME`, never
+    /// before the last sample): what was set up on each.
+    case reconnected([CaptureDetails], at: Double)
+    /// Devices cannot be watched (no udev monitor), so a removal will end the session: comes once, before
+    /// ``opened(_:)``.
+    case monitorUnavailable(MotionError)
 
-        /// A line for logs: `iio:device0 (lis3dh) opened`, `iio:device0 polled (why)`, the disconnection's message,
-        /// or `iio:device0 (lis3dh) connected`.
-        public var description: String {
-            switch self {
-            case .opened(let details): "\(Self.names(details)) opened"
-            case .detailsChanged(let details):
-                details.map { "\($0.device.id) \($0.mode.rawValue)" + ($0.fallback.map { " (\($0))" } ?? "") }
-                    .joined(separator: ", ")
-            case .disconnected(let disconnection): disconnection.error.message
-            case .reconnected(let details, _): "\(Self.names(details)) connected"
-            case .monitorUnavailable(let error): "cannot watch for devices (\(error)); a removal will end the session"
-            }
+    /// A line for logs: `iio:device0 (lis3dh) opened`, `iio:device0 polled (why)`, the disconnection's message,
+    /// or `iio:device0 (lis3dh) connected`.
+    public var description: String {
+        switch self {
+        case .opened(let details): "\(Self.names(details)) opened"
+        case .detailsChanged(let details):
+            details.map { "\($0.device.id) \($0.mode.rawValue)" + ($0.fallback.map { " (\($0))" } ?? "") }
+                .joined(separator: ", ")
+        case .disconnected(let disconnection): disconnection.error.message
+        case .reconnected(let details, _): "\(Self.names(details)) connected"
+        case .monitorUnavailable(let error): "cannot watch for devices (\(error)); a removal will end the session"
         }
+    }
 
-        /// `iio:device0 (lis3dh), iio:device1 (bmg160)`.
-        public static func names(_ details: [CaptureDetails]) -> String {
-            details.map { "\($0.device.id) (\($0.device.name))" }.joined(separator: ", ")
-        }
+    /// `iio:device0 (lis3dh), iio:device1 (bmg160)`.
+    package static func names(_ details: [CaptureDetails]) -> String {
+        details.map { "\($0.device.id) (\($0.device.name))" }.joined(separator: ", ")
     }
 
     /// A device that went away.
@@ -115,9 +91,36 @@ public final class IIODeviceSession {
         /// When, in seconds on `CLOCK_BOOTTIME`: the later of now and the last sample's timestamp.
         public var timestamp: Double
     }
+}
 
-    /// What ``IIODeviceSession/next()`` returns.
-    public enum Output: Sendable {
+/// Live IIO devices from discovery to the last sample: finds the devices a ``DeviceSelector`` picks for the
+/// wanted sensors, opens an ``IIOCapture`` with the whole ``CaptureConfiguration``, and when a device goes away
+/// either ends or waits for a matching device and opens it (``ReconnectPolicy``).
+///
+/// ``next()`` returns the samples batch by batch, and the lifecycle as ``Event``s: the devices opened, a change
+/// in how they are read (a silent buffer given up for polling), a disconnection and a reconnection. Samples
+/// never go back in time, across reconnections too: a sample older than the last one delivered gets the last
+/// one's timestamp. Every wait is cancellable: cancelling the task ends ``next()`` with
+/// `MotionError.Code.cancelled` at once, whether it waits for data or for a device, and the buffers are
+/// disabled. The devices are opened at the first ``next()``; `close()` (or `deinit`) disables them.
+///
+/// A session is used by one task at a time; it is not `Sendable`.
+///
+/// ```swift
+/// let session = try IIODeviceSession(selector: .automatic, configuration: .init(rate: 100))
+/// while true {
+///     switch try await session.next() {
+///     case .samples(let batch): for sample in batch { print(sample.timestamp, sample.acceleration as Any) }
+///     case .event(let event): print(event)
+///     }
+/// }
+/// ```
+package final class IIODeviceSession {
+    package typealias Event = IIODeviceEvent
+    package typealias Disconnection = IIODeviceEvent.Disconnection
+
+    /// What `IIODeviceSession.next()` returns.
+    package enum Output: Sendable {
         /// Samples in time order (at least one).
         case samples([MotionSample])
         /// A change in the devices.
@@ -125,22 +128,22 @@ public final class IIODeviceSession {
     }
 
     /// Which devices to read.
-    public let selector: DeviceSelector
+    package let selector: DeviceSelector
     /// The sensors wanted.
-    public let sensors: SensorSet
+    package let sensors: SensorSet
     /// Whether accelerometers in the base of a convertible may be picked.
-    public let includeBase: Bool
+    package let includeBase: Bool
     /// How every capture of the session is opened.
-    public let configuration: CaptureConfiguration
+    package let configuration: CaptureConfiguration
     /// What happens when a device goes away.
-    public let reconnectPolicy: ReconnectPolicy
+    package let reconnectPolicy: ReconnectPolicy
     /// Why the session cannot watch for devices coming back (no permission to listen to udev events), or
     /// `nil`. A removal then ends the session, as with ``ReconnectPolicy/endOnDisconnect``.
-    public let monitorFailure: MotionError?
+    package let monitorFailure: MotionError?
 
     /// What was set up on each device being read: empty before the first ``next()`` and while waiting for a
     /// device to come back; after the session ends, the last devices.
-    public private(set) var details: [CaptureDetails] = []
+    package private(set) var details: [CaptureDetails] = []
 
     private let monitor: IIODeviceMonitor?
     private var capture: IIOCapture?
@@ -177,7 +180,7 @@ public final class IIODeviceSession {
     ///   - reconnect: What to do when a device goes away; ``ReconnectPolicy/waitForDevice`` by default.
     /// - Throws: `MotionError.Code.invalidArgument` for a configuration that ``CaptureConfiguration/validate()``
     ///   rejects.
-    public init(
+    package init(
         selector: DeviceSelector, sensors: SensorSet = .all, includeBase: Bool = false,
         configuration: CaptureConfiguration = .init(), reconnect: ReconnectPolicy = .waitForDevice
     ) throws(MotionError) {
@@ -212,7 +215,7 @@ public final class IIODeviceSession {
     ///   session, or a bounded wait for it runs out; `MotionError.Code.cancelled` when the task is cancelled or
     ///   the session closed; the capture's errors otherwise (`Docs/Devices.md`, "Errors"). The session has
     ///   ended after any error; samples read before it are returned first.
-    public func next() async throws(MotionError) -> Output {
+    package func next() async throws(MotionError) -> Output {
         if !pending.isEmpty { return pending.removeFirst() }
         guard !isClosed else { throw MotionError(.cancelled, "the device session is closed") }
         guard let capture else {
@@ -256,7 +259,7 @@ public final class IIODeviceSession {
 
     /// Disables the buffers and releases the devices. Idempotent; later ``next()`` calls throw
     /// `MotionError.Code.cancelled`.
-    public func close() {
+    package func close() {
         isClosed = true
         capture?.close()
         capture = nil

@@ -39,7 +39,7 @@ extension MotionSource {
     ///     manager's producer task, before the samples that follow it; keep it short. `nil` by default.
     public static func device(
         _ selector: String = "auto", configuration: DeviceSourceConfiguration,
-        events: (@Sendable (IIODeviceSession.Event) -> Void)? = nil
+        events: (@Sendable (IIODeviceEvent) -> Void)? = nil
     ) -> MotionSource {
         MotionSource(IIODeviceProvider(selector: selector, configuration: configuration, events: events))
     }
@@ -50,7 +50,7 @@ package struct IIODeviceProvider: MotionSampleProvider {
     /// `auto`, or a device's name, label, id, sysfs path or `/dev` node.
     package let selector: String
     package let configuration: DeviceSourceConfiguration
-    let events: (@Sendable (IIODeviceSession.Event) -> Void)?
+    let events: (@Sendable (IIODeviceEvent) -> Void)?
 
     package var isLive: Bool { true }
     package var description: String { "device \(selector)" }

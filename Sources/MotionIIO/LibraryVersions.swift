@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// The versions of the system libraries swift-motion reads devices through.
-public enum SystemLibraries {
+package enum SystemLibraries {
     /// `TOOL VERSION (swift-motion)`, then the libiio and libudev this process loaded, each with its file: what
     /// `motionctl --version` and `motiond --version` print (`Docs/CLI.md`).
     package static func versionReport(tool: String) -> String {
@@ -19,7 +19,7 @@ public enum SystemLibraries {
     }
 
     /// The libiio version the process loaded, such as `0.24`, from `iio_library_get_version`.
-    public static var libiioVersion: String {
+    package static var libiioVersion: String {
         var major: UInt32 = 0
         var minor: UInt32 = 0
         var tag = [CChar](repeating: 0, count: 8)
@@ -29,17 +29,17 @@ public enum SystemLibraries {
 
     /// The loaded libiio's file, such as `/usr/lib/x86_64-linux-gnu/libiio.so.0.24`, or `nil` when
     /// `/proc/self/maps` cannot be read.
-    public static var libiioFile: String? { loadedFile(named: "libiio.so") }
+    package static var libiioFile: String? { loadedFile(named: "libiio.so") }
 
     /// The loaded libudev's file, such as `/usr/lib/x86_64-linux-gnu/libudev.so.1.7.5`, or `nil` when
     /// `/proc/self/maps` cannot be read. libudev has no version call; the file's name carries its version.
-    public static var libudevFile: String? {
+    package static var libudevFile: String? {
         _ = udev_new().map(udev_unref)  // make sure it is mapped
         return loadedFile(named: "libudev.so")
     }
 
     /// The version in a shared library's file name: `1.7.5` for `…/libudev.so.1.7.5`, or `nil`.
-    public static func version(ofLibraryFile path: String) -> String? {
+    package static func version(ofLibraryFile path: String) -> String? {
         let name = path.split(separator: "/").last ?? Substring(path)
         guard let range = name.firstRange(of: ".so.") else { return nil }
         let version = name[range.upperBound...]
@@ -47,7 +47,7 @@ public enum SystemLibraries {
     }
 
     /// `true` when a libudev context can be created (the library loads and `/sys` is readable).
-    public static var isUdevUsable: Bool {
+    package static var isUdevUsable: Bool {
         guard let udev = udev_new() else { return false }
         udev_unref(udev)
         return true

@@ -19,7 +19,7 @@ import Glibc
 /// Each poll (at the device's rate) opens the file, decodes the last whole scan of the enabled channels (the
 /// sensors' and the timestamp's, as iio-sensor-proxy enables them), and returns it stamped at the poll time; an
 /// absent or short file gives nothing, and the last value stands. The scan elements and `buffer/enable` are
-/// written as for a real buffer (enabled at open, the buffer disabled at ``close()``).
+/// written as for a real buffer (enabled at open, the buffer disabled at `close()`).
 final class ScanFileReader: SampleReader {
     let details: CaptureDetails
     let pollFD: Int32? = nil

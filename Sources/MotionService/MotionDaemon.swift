@@ -213,7 +213,7 @@ struct Services {
     let motion: Motion1Service
 }
 
-extension IIODeviceEvent {
+extension IIODeviceChange {
     /// `added iio:device0 (lis3dh)`, `removed iio:device0`, `changed iio:device0 (lis3dh)`.
     var summary: String {
         switch self {

@@ -9,7 +9,7 @@ import RealModule
 /// everywhere; the Gaussians use the platform's `log`, so they can differ in the last bit between C libraries.
 ///
 /// The generator is a value: copying it forks the stream.
-public struct SeededGenerator: RandomNumberGenerator, Hashable, Sendable {
+package struct SeededGenerator: RandomNumberGenerator, Hashable, Sendable {
     private var s0: UInt64
     private var s1: UInt64
     private var s2: UInt64
@@ -18,7 +18,7 @@ public struct SeededGenerator: RandomNumberGenerator, Hashable, Sendable {
     private var spareGaussian: Double?
 
     /// Creates a generator whose state is four SplitMix64 outputs from `seed`.
-    public init(seed: UInt64) {
+    @usableFromInline package init(seed: UInt64) {
         var mixer = seed
         s0 = SeededGenerator.splitMix64(&mixer)
         s1 = SeededGenerator.splitMix64(&mixer)
@@ -29,14 +29,14 @@ public struct SeededGenerator: RandomNumberGenerator, Hashable, Sendable {
 
     /// Creates the generator for one named stream of `seed`, so that independent consumers (the accelerometer's
     /// noise, the gyroscope's, a scenario's choices) do not shift each other's numbers.
-    public init(seed: UInt64, stream: UInt64) {
+    @usableFromInline package init(seed: UInt64, stream: UInt64) {
         var mixer = seed ^ (stream &* 0xD1B5_4A32_D192_ED03)
         self.init(seed: SeededGenerator.splitMix64(&mixer))
     }
 
     /// One step of SplitMix64: advances `state` and returns the mixed value.
     @inlinable
-    public static func splitMix64(_ state: inout UInt64) -> UInt64 {
+    package static func splitMix64(_ state: inout UInt64) -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -45,7 +45,7 @@ public struct SeededGenerator: RandomNumberGenerator, Hashable, Sendable {
     }
 
     /// The next 64 random bits (xoshiro256**).
-    public mutating func next() -> UInt64 {
+    @usableFromInline package mutating func next() -> UInt64 {
         let result = (s1 &* 5).rotatedLeft(by: 7) &* 9
         let t = s1 << 17
         s2 ^= s0
@@ -58,37 +58,37 @@ public struct SeededGenerator: RandomNumberGenerator, Hashable, Sendable {
     }
 
     /// A uniform value in [0, 1), from the top 53 bits of ``next()``.
-    public mutating func nextUniform() -> Double {
+    @usableFromInline package mutating func nextUniform() -> Double {
         Double(next() >> 11) * 0x1.0p-53
     }
 
     /// A uniform value in `range`.
-    public mutating func uniform(in range: ClosedRange<Double>) -> Double {
+    @usableFromInline package mutating func uniform(in range: ClosedRange<Double>) -> Double {
         range.lowerBound + (range.upperBound - range.lowerBound) * nextUniform()
     }
 
     /// A uniform integer in `range` (multiply-shift; the bias is below 2⁻³² for ranges under 2³²).
-    public mutating func integer(in range: ClosedRange<Int>) -> Int {
+    @usableFromInline package mutating func integer(in range: ClosedRange<Int>) -> Int {
         let width = UInt64(range.upperBound - range.lowerBound) &+ 1
         guard width != 0 else { return Int(truncatingIfNeeded: next()) }
         return range.lowerBound + Int(next().multipliedFullWidth(by: width).high)
     }
 
     /// `true` with probability `p`.
-    public mutating func chance(_ p: Double) -> Bool {
+    @usableFromInline package mutating func chance(_ p: Double) -> Bool {
         nextUniform() < p
     }
 
     /// One element of `elements`, chosen uniformly.
     ///
     /// - Precondition: `elements` is not empty.
-    public mutating func element<C: Collection>(of elements: C) -> C.Element where C.Index == Int {
+    @usableFromInline package mutating func element<C: Collection>(of elements: C) -> C.Element where C.Index == Int {
         precondition(!elements.isEmpty, "element(of:) needs a non-empty collection")
         return elements[elements.startIndex + integer(in: 0...(elements.count - 1))]
     }
 
     /// A standard normal value (mean 0, standard deviation 1), by Marsaglia's polar method.
-    public mutating func nextGaussian() -> Double {
+    @usableFromInline package mutating func nextGaussian() -> Double {
         if let spare = spareGaussian {
             spareGaussian = nil
             return spare
@@ -106,7 +106,7 @@ public struct SeededGenerator: RandomNumberGenerator, Hashable, Sendable {
     }
 
     /// Three independent standard normal values.
-    public mutating func nextGaussianVector() -> SIMD3<Double> {
+    @usableFromInline package mutating func nextGaussianVector() -> SIMD3<Double> {
         let x = nextGaussian()
         let y = nextGaussian()
         let z = nextGaussian()

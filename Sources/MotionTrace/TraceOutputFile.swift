@@ -1,4 +1,4 @@
-public import MotionCore
+package import MotionCore
 import MotionSystem
 
 #if canImport(Glibc)
@@ -7,37 +7,37 @@ import MotionSystem
     import Darwin
 #endif
 
-/// A file to write a trace to that never loses data: nothing is written at `path` until ``commit()``.
+/// A file to write a trace to that never loses data: nothing is written at `path` until `commit()`.
 ///
 /// The trace is written to a temporary file beside `path` (`.NAME.PID.partial`, same folder, so the final
 /// step is a rename on one file system), created new (`O_CREAT | O_EXCL | O_NOFOLLOW`): an existing file or
 /// symbolic link at that name is never written to nor followed, and the next name (`.NAME.PID.1.partial`, …) is
-/// used instead. ``commit()`` puts it at `path`: with ``ExistingFile/refuse`` only if
+/// used instead. `commit()` puts it at `path`: with ``ExistingFile/refuse`` only if
 /// nothing is there (`link(2)`, which never replaces), with ``ExistingFile/replace`` atomically over the old
-/// file (`rename(2)`). ``close()`` before a commit removes the temporary file, so a failed recording leaves the
+/// file (`rename(2)`). `close()` before a commit removes the temporary file, so a failed recording leaves the
 /// folder as it was. A process killed before its commit leaves the `.partial` file, never a damaged `path`.
 /// After the commit the same descriptor goes on writing the file at `path`.
 ///
-/// `-` is standard output: written directly, and ``commit()`` does nothing.
+/// `-` is standard output: written directly, and `commit()` does nothing.
 public final class TraceOutputFile {
     /// What to do when a file already exists at the path.
     public enum ExistingFile: Sendable {
         /// Fail with `MotionError.Code.outputExists`: the existing file is kept.
         case refuse
-        /// Replace the existing file, atomically, at ``TraceOutputFile/commit()``.
+        /// Replace the existing file, atomically, at `TraceOutputFile.commit()`.
         case replace
     }
 
     /// The descriptor to write to (the temporary file until the commit).
-    public let fileDescriptor: Int32
+    package let fileDescriptor: Int32
     /// The path as given, or `<stdout>`.
-    public let name: String
+    package let name: String
     private let path: String
     private let partialPath: String?
     private let existing: ExistingFile
     private var isCommitted = false
     private var isClosed = false
-    /// A failed commit said the recording is kept in the temporary file: ``close()`` leaves it there.
+    /// A failed commit said the recording is kept in the temporary file: `close()` leaves it there.
     private var keepsPartial = false
 
     /// Opens the temporary file for `path`, or standard output for `-`.
@@ -45,7 +45,7 @@ public final class TraceOutputFile {
     /// - Throws: `MotionError.Code.outputExists` when `existing` is ``ExistingFile/refuse`` and `path` exists
     ///   (checked again at the commit); `MotionError.Code.permissionDenied` or `MotionError.Code.ioFailure`
     ///   when the folder cannot take the file.
-    public init(path: String, existing: ExistingFile) throws(MotionError) {
+    package init(path: String, existing: ExistingFile) throws(MotionError) {
         self.path = path
         self.existing = existing
         if path == "-" {
@@ -89,7 +89,7 @@ public final class TraceOutputFile {
     static let partialNameAttempts = 16
 
     /// Fails with `MotionError.Code.outputExists` when something exists at `path` (`-` never does).
-    public static func checkAbsent(_ path: String) throws(MotionError) {
+    package static func checkAbsent(_ path: String) throws(MotionError) {
         guard path != "-" else { return }
         var status = stat()
         if lstat(path, &status) == 0 {
@@ -102,7 +102,7 @@ public final class TraceOutputFile {
     /// Puts the file written so far at the path (once; later calls do nothing). Call it when the output holds
     /// data worth keeping: before, a failure leaves any old file as it was. What was written is flushed to the
     /// disk first, and the folder after, so a crash at any moment leaves the old file or the new one, whole.
-    public func commit() throws(MotionError) {
+    package func commit() throws(MotionError) {
         guard !isCommitted, let partialPath else { return }
         if case .failure(let error) = SystemErrno.retryingInterrupts({ fsync(fileDescriptor) }) {
             keepsPartial = true
@@ -143,9 +143,9 @@ public final class TraceOutputFile {
         }
     }
 
-    /// Closes the file; before a ``commit()``, also removes the temporary file, unless a failed commit said the
+    /// Closes the file; before a `commit()`, also removes the temporary file, unless a failed commit said the
     /// recording is kept there.
-    public func close() {
+    package func close() {
         guard !isClosed, partialPath != nil else { return }
         isClosed = true
         SystemCall.close(fileDescriptor)

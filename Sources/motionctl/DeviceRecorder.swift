@@ -169,7 +169,7 @@ struct DeviceRecorder: Sendable {
             output.metadata = recorder.metadata(details)
         }
 
-        func handle(_ event: IIODeviceSession.Event) {
+        func handle(_ event: IIODeviceEvent) {
             do {
                 switch event {
                 case .opened(let details), .detailsChanged(let details):
@@ -191,7 +191,7 @@ struct DeviceRecorder: Sendable {
                     reported = []
                     describe(details)
                     DeviceRecorder.reportChanges(in: details, since: &reported, to: report)
-                    let names = IIODeviceSession.Event.names(details)
+                    let names = IIODeviceEvent.names(details)
                     report("\(names) connected; resuming")
                     try output.writeEvent(type: "connected", timestamp: timestamp, fields: [("devices", .string(names))])
                 }

@@ -78,12 +78,12 @@ struct LiveEventOptions: ParsableArguments {
     }
 
     /// Prints a removal and a reconnection on stderr, in `stream --device`'s words.
-    static func report(_ event: IIODeviceSession.Event) {
+    static func report(_ event: IIODeviceEvent) {
         switch event {
         case .disconnected(let disconnection):
             printToStandardError("motionctl: \(disconnection.error.message); waiting for a matching device")
         case .reconnected(let details, _):
-            printToStandardError("motionctl: \(IIODeviceSession.Event.names(details)) connected; resuming")
+            printToStandardError("motionctl: \(IIODeviceEvent.names(details)) connected; resuming")
         case .monitorUnavailable(let error):
             printToStandardError("motionctl: warning: cannot watch for devices (\(error)); a removal will end the command")
         case .opened, .detailsChanged:

@@ -133,7 +133,7 @@ struct DeviceSessionTests {
                 return
             }
             testbed.remove(path)
-            var disconnection: IIODeviceSession.Disconnection?
+            var disconnection: IIODeviceEvent.Disconnection?
             for _ in 0..<1000 {  // 10 s of polls at 100 Hz: a hang guard
                 if case .event(.disconnected(let found)) = try await session.next() {
                     disconnection = found

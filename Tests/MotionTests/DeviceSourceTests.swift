@@ -174,7 +174,7 @@ struct DeviceSourceTests {
     func reconnection() async throws {
         try await Testbed.run { testbed in
             let path = try testbed.add(.lis3dh().bufferOnly)
-            let events = Recorder<IIODeviceSession.Event>()
+            let events = Recorder<IIODeviceEvent>()
             let manager = try MotionManager(
                 source: .device(configuration: .init()) { events.append($0) })
             let updates = manager.accelerometerUpdates(interval: 0)  // every sample
@@ -221,7 +221,7 @@ struct DeviceSourceTests {
     func stopWhileWaitingForTheDevice() async throws {
         try await Testbed.run { testbed in
             let path = try testbed.add(.lis3dh().bufferOnly)
-            let events = Recorder<IIODeviceSession.Event>()
+            let events = Recorder<IIODeviceEvent>()
             let manager = try MotionManager(source: .device(configuration: .init()) { events.append($0) })
             manager.startAccelerometerUpdates()
             #expect(await eventually { testbed.attribute(path, "buffer/enable") == "1" })
@@ -243,7 +243,7 @@ struct DeviceSourceTests {
         try await Testbed.run { testbed in
             let path = try testbed.add(.lis3dh())  // a pty nobody writes to; in_accel_y_raw = -1024
             let flip = try MountMatrix.parse("-1, 0, 0; 0, -1, 0; 0, 0, -1").get()
-            let events = Recorder<IIODeviceSession.Event>()
+            let events = Recorder<IIODeviceEvent>()
             let capture = CaptureConfiguration(mode: .polled, mountMatrixOverrides: [.accelerometer: flip])
             let manager = try MotionManager(
                 source: .device("lis3dh", configuration: .init(capture: capture)) { events.append($0) })

@@ -13,10 +13,10 @@ import RealModule
 /// `tilt(reading:)` of the same vector gives `face-up` for a device lying **screen down**, because
 /// iio-sensor-proxy's tilt uses the opposite sign of z (systemd issue 40119). swift-motion's own tilt
 /// (``OrientationClassifier/tilt``) uses consistent signs instead.
-public enum IIOSensorProxyReference {
+package enum IIOSensorProxyReference {
     /// The in-plane angle beyond which an edge counts as up, in degrees (`THRESHOLD_PORTRAIT`,
     /// `THRESHOLD_LANDSCAPE`).
-    public static let threshold = 35
+    @usableFromInline package static let threshold = 35
 
     /// `orientation_calc()`: the orientation for one reading, given the previous result.
     ///
@@ -29,7 +29,7 @@ public enum IIOSensorProxyReference {
     ///   - reading: The reading in m/s², in iio-sensor-proxy's frame and sign.
     ///   - previous: The previous result (``IIOSensorProxyOrientation/undefined`` at start).
     /// - Returns: The new orientation; `previous` when the reading is not finite.
-    public static func orientation(reading: SIMD3<Double>, previous: IIOSensorProxyOrientation)
+    @usableFromInline package static func orientation(reading: SIMD3<Double>, previous: IIOSensorProxyOrientation)
         -> IIOSensorProxyOrientation
     {
         guard let (x, y, z) = integerReading(reading) else { return previous }
@@ -48,7 +48,7 @@ public enum IIOSensorProxyReference {
     ///
     /// - Parameter reading: The reading in m/s², in iio-sensor-proxy's frame and sign.
     /// - Returns: The tilt; ``IIOSensorProxyTilt/undefined`` when the reading is not finite.
-    public static func tilt(reading: SIMD3<Double>) -> IIOSensorProxyTilt {
+    @usableFromInline package static func tilt(reading: SIMD3<Double>) -> IIOSensorProxyTilt {
         guard let (x, y, z) = integerReading(reading) else { return .undefined }
         let tilt = degrees(Double.atan2(y: z, x: (x * x + y * y).squareRoot()))
         return IIOSensorProxyTilt.forTilt(degrees: Double(tilt))

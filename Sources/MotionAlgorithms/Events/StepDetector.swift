@@ -5,40 +5,40 @@ public import RealModule
 ///
 /// Each sample goes through:
 /// 1. **Gravity and the vertical**: a first-order low-pass with time constant
-///    ``Configuration/gravityTimeConstant`` (default 1 s) estimates gravity `g`; the user acceleration `u = a − g`
+///    `Configuration.gravityTimeConstant` (default 1 s) estimates gravity `g`; the user acceleration `u = a − g`
 ///    is split into its vertical part `v = u·ĝ` and its horizontal rest. Both are smoothed by two first-order
-///    low-passes at ``Configuration/smoothingCutoff`` (default 4 Hz); the smoothed vertical part drives the
+///    low-passes at `Configuration.smoothingCutoff` (default 4 Hz); the smoothed vertical part drives the
 ///    trigger. For the energy and line tests (step 3) both are also high-passed (first order) at
-///    ``Configuration/highPassCutoff`` (default 0.5 Hz, half the slowest cadence), which removes what is left of
+///    `Configuration.highPassCutoff` (default 0.5 Hz, half the slowest cadence), which removes what is left of
 ///    slow motions such as a vehicle's braking and cornering. Every filter is defined in seconds and its
 ///    coefficient is computed from each sample's interval, so the rate may be anything and may change.
 /// 2. **Step candidates**: a Schmitt trigger on the smoothed vertical acceleration. A candidate is the rise
-///    through `+h` after a fall through `−h`, where `h` is the larger of ``Configuration/minimumAmplitude``
-///    (default 0.04 g) and ``Configuration/relativeThreshold`` (default 0.3) of the recent peak (which decays
-///    with time constant ``Configuration/peakDecay``, 1.5 s).
+///    through `+h` after a fall through `−h`, where `h` is the larger of `Configuration.minimumAmplitude`
+///    (default 0.04 g) and `Configuration.relativeThreshold` (default 0.3) of the recent peak (which decays
+///    with time constant `Configuration.peakDecay`, 1.5 s).
 /// 3. **Gait tests**, each on the *stride* (the last two steps), because a device carried on one side (a
 ///    pocket, a swinging hand) sees its side's steps differently, so single step intervals alternate while
 ///    strides are regular:
-///    - the stride lasts between `2/fmax` and `2/fmin` (``Configuration/cadenceRange``, default 1–3.5 steps/s);
-///    - each of its two steps lasts between ``Configuration/stepAsymmetry`` (default 25 %) and 75 % of it;
-///    - it lasts within ±``Configuration/strideTolerance`` (default 30 %) of the previous stride;
-///    - gravity's direction turned by at most ``Configuration/maximumStrideTilt`` (default 20°) over it and over
+///    - the stride lasts between `2/fmax` and `2/fmin` (`Configuration.cadenceRange`, default 1–3.5 steps/s);
+///    - each of its two steps lasts between `Configuration.stepAsymmetry` (default 25 %) and 75 % of it;
+///    - it lasts within ±`Configuration.strideTolerance` (default 30 %) of the previous stride;
+///    - gravity's direction turned by at most `Configuration.maximumStrideTilt` (default 20°) over it and over
 ///      each of its steps (a turn that comes back within a stride is still seen), and by
-///      at most ``Configuration/maximumStreakTilt`` (default 30°) since the current run of steps began: a
+///      at most `Configuration.maximumStreakTilt` (default 30°) since the current run of steps began: a
 ///      carried device keeps its attitude, a device turned in the hand does not;
-///    - the horizontal acceleration's energy is at most ``Configuration/maximumHorizontalRatio``² (default 2²)
+///    - the horizontal acceleration's energy is at most `Configuration.maximumHorizontalRatio`² (default 2²)
 ///      times the vertical one's: walking moves the body up and down at every step;
-///    - the vertical peak is at most `(2π·cadence)²·D` with `D` = ``Configuration/maximumExcursion`` (default
+///    - the vertical peak is at most `(2π·cadence)²·D` with `D` = `Configuration.maximumExcursion` (default
 ///      0.1 m): the body's centre of mass cannot bounce further than that at that cadence (hand motions can);
-///    - at most ``Configuration/maximumLinearity`` (default 0.95) of the user acceleration's energy lies along
+///    - at most `Configuration.maximumLinearity` (default 0.95) of the user acceleration's energy lies along
 ///      one line: a gait bounces, surges forwards out of phase with the bounce and sways sideways, while a
 ///      shake, a tap or a vibration moves the device along one line (``ShakeDetector``'s line test, whose
 ///      shakes have 0.97 or more).
 /// 4. **Confirmation**: a candidate that fails a test starts a new run. Once a run holds
-///    ``Configuration/confirmationSteps`` (default 10) steps, they are all counted at once (retroactively, as
+///    `Configuration.confirmationSteps` (default 10) steps, they are all counted at once (retroactively, as
 ///    phone pedometers do), and each later step that passes the tests is counted as it comes. A run that starts
 ///    within the longest stride (`2/fmin`, 2 s) of the last counted step *resumes* a walk and needs only
-///    ``Configuration/resumeSteps`` (default 4: two strides, each tested) before it is counted.
+///    `Configuration.resumeSteps` (default 4: two strides, each tested) before it is counted.
 ///
 /// A gap between samples longer than the longest step (`1/fmin`, 1 s by default) restarts the filters and the
 /// run. Docs/Pedometer.md gives the source of every constant.
@@ -61,45 +61,45 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         /// The time constant of the gravity estimate, in seconds. Default 1 s: a cutoff of 0.16 Hz, a sixth of the
         /// slowest cadence, so the step signal hardly leaks into gravity, while a device turned in the hand is
         /// followed within a few seconds.
-        public var gravityTimeConstant: Double
+        @usableFromInline package var gravityTimeConstant: Double
         /// The cutoff of each of the two low-passes smoothing the user acceleration, in Hz. Default 4 Hz: above
         /// the fastest cadence (3.5 steps/s), below heel-strike transients and vibration.
-        public var smoothingCutoff: Scalar
+        @usableFromInline package var smoothingCutoff: Scalar
         /// The cutoff of the first-order high-pass that limits the energy and line tests to the step band, in Hz.
         /// Default 0.5 Hz: half the slowest cadence.
-        public var highPassCutoff: Scalar
+        @usableFromInline package var highPassCutoff: Scalar
         /// The smallest hysteresis of the step trigger, in g. Default 0.04 g: the slowest walking moves the body's
         /// centre of mass by about 2.7 cm peak to peak at 1.4 steps/s, an acceleration of about 0.1 g peak.
-        public var minimumAmplitude: Scalar
+        @usableFromInline package var minimumAmplitude: Scalar
         /// The hysteresis as a fraction of the recent vertical peak, in [0, 1). Default 0.3.
-        public var relativeThreshold: Scalar
+        @usableFromInline package var relativeThreshold: Scalar
         /// The time constant with which the recent vertical peak decays, in seconds. Default 1.5 s (three steps).
-        public var peakDecay: Double
+        @usableFromInline package var peakDecay: Double
         /// The plausible cadences, in steps per second. Default 1–3.5 steps/s (60–210 steps/min: slow walking to
         /// fast running).
-        public var cadenceRange: ClosedRange<Double>
+        @usableFromInline package var cadenceRange: ClosedRange<Double>
         /// How much a stride may differ from the previous one, as a fraction. Default 0.3 (30 %).
-        public var strideTolerance: Double
+        @usableFromInline package var strideTolerance: Double
         /// The shortest step as a fraction of its stride, in [0, 0.5). Default 0.25.
-        public var stepAsymmetry: Double
+        @usableFromInline package var stepAsymmetry: Double
         /// How far gravity's direction may turn over one stride, or over either of its steps, in degrees.
         /// Default 20°.
-        public var maximumStrideTilt: Scalar
+        @usableFromInline package var maximumStrideTilt: Scalar
         /// How far gravity's direction may turn over a run of steps, from its first step, in degrees. Default 30°.
-        public var maximumStreakTilt: Scalar
+        @usableFromInline package var maximumStreakTilt: Scalar
         /// The largest ratio of horizontal to vertical RMS acceleration over a stride. Default 2.
-        public var maximumHorizontalRatio: Scalar
+        @usableFromInline package var maximumHorizontalRatio: Scalar
         /// The largest vertical excursion of the body implied by the step signal, in metres. Default 0.1 m.
-        public var maximumExcursion: Scalar
+        @usableFromInline package var maximumExcursion: Scalar
         /// The largest fraction of the stride's user-acceleration energy that may lie along one line, in
         /// (0, 1]. Default 0.95.
-        public var maximumLinearity: Scalar
+        @usableFromInline package var maximumLinearity: Scalar
         /// How many regular steps in a row are needed before any is counted. Default 10 (at most 16).
-        public var confirmationSteps: Int
+        @usableFromInline package var confirmationSteps: Int
         /// How many regular steps in a row a run needs when it resumes a walk (it starts within the longest stride
         /// of the last counted step). Default 4: the fewest for which two strides have been tested, the second
-        /// against the first. At most ``confirmationSteps``.
-        public var resumeSteps: Int
+        /// against the first. At most `confirmationSteps`.
+        @usableFromInline package var resumeSteps: Int
 
         /// Creates a configuration; every parameter has the documented default.
         ///
@@ -109,7 +109,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         ///   `0 ≤ stepAsymmetry < 0.5`, tilts in (0, 180], `maximumHorizontalRatio > 0`, `maximumExcursion > 0`,
         ///   `2 ≤ resumeSteps ≤ confirmationSteps ≤ 16`.
         @inlinable
-        public init(
+        package init(
             gravityTimeConstant: Double = 1,
             smoothingCutoff: Scalar = 4,
             highPassCutoff: Scalar = 0.5,
@@ -189,11 +189,11 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         }
 
         /// The longest step, in seconds (`1/fmin`): a gap between samples longer than this restarts the detector.
-        @inlinable public var longestStep: Double { 1 / cadenceRange.lowerBound }
+        @inlinable package var longestStep: Double { 1 / cadenceRange.lowerBound }
     }
 
     /// The settings.
-    public let configuration: Configuration
+    @usableFromInline package let configuration: Configuration
 
     /// The steps counted so far.
     @inlinable public var count: Int { stepCount }
@@ -206,7 +206,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     /// `true` while steps are being counted: a run has been confirmed and no test has failed since.
     @inlinable public var isStepping: Bool { stepping }
     /// The larger vertical peak of the last stride's two steps, in g (smoothed vertical user acceleration).
-    @inlinable public var strideAmplitude: Scalar { lastStrideAmplitude }
+    @inlinable package var strideAmplitude: Scalar { lastStrideAmplitude }
 
     @usableFromInline var stepCount = 0
     @usableFromInline var newStepCount = 0
@@ -215,7 +215,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     @usableFromInline var stepping = false
     @usableFromInline var lastStrideAmplitude: Scalar = 0
     /// The gravity estimate, in g; zero before the first sample.
-    @inlinable public var gravity: SIMD3<Scalar> { gravityEstimate }
+    @inlinable package var gravity: SIMD3<Scalar> { gravityEstimate }
 
     @usableFromInline var gravityEstimate: SIMD3<Scalar> = .zero
     /// The interval the coefficients below were computed for, in seconds (-1: none yet).
@@ -253,7 +253,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     /// The current run's steps not yet counted (while it is not confirmed), then the steps counted by the last
     /// update.
     @usableFromInline var pending = StepTimes()
-    /// Whether the current run resumes a walk (``Configuration/resumeSteps``).
+    /// Whether the current run resumes a walk (`Configuration.resumeSteps`).
     @usableFromInline var resuming = false
     @usableFromInline var countedTimes = StepTimes()
 
@@ -267,7 +267,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     /// The time of the `index`th step counted by the last ``update(_:at:)``, oldest first, in seconds.
     /// - Precondition: `0 ≤ index < newSteps`.
     @inlinable
-    public func newStepTime(_ index: Int) -> Double {
+    package func newStepTime(_ index: Int) -> Double {
         precondition(index >= 0 && index < newSteps, "Step \(index) of \(newSteps) new steps.")
         return countedTimes[index]
     }
@@ -283,7 +283,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     ///   - timestamp: The sample's time in seconds. A sample that is not later than the previous one, or that has
     ///     a non-finite component, is ignored.
     /// - Returns: How many steps were counted (``newSteps``): 0, 1, or a whole run when it is confirmed. Their
-    ///   times are ``newStepTime(_:)``.
+    ///   times are `newStepTime(_:)`.
     @inlinable
     @discardableResult
     public mutating func update(_ acceleration: SIMD3<Scalar>, at timestamp: Double) -> Int {

@@ -18,7 +18,7 @@ public struct AttitudeEstimatorConfiguration: Hashable, Sendable, Codable {
     /// 9 s and the reference's 20 s are 180 and 400 intervals. An interval of at most this time constant therefore
     /// leaves the magnetometer path's bandwidth unchanged while it runs 5 times less often at 100 Hz (14 times at
     /// 285.7 Hz).
-    public var magnetometerUpdateInterval: Double = 0.05
+    @usableFromInline package var magnetometerUpdateInterval: Double = 0.05
     /// Estimates the gyroscope bias from the inclination corrections while the device moves.
     public var estimatesBiasInMotion = true
     /// Estimates the gyroscope bias from the mean rotation rate while the device rests.
@@ -28,80 +28,80 @@ public struct AttitudeEstimatorConfiguration: Hashable, Sendable, Codable {
     public var rejectsMagneticDisturbances = true
 
     /// Standard deviation of the bias at start, in rad/s (0.5 °/s).
-    public var initialBiasUncertainty: Double = 0.5 * .pi / 180
+    @usableFromInline package var initialBiasUncertainty: Double = 0.5 * .pi / 180
     /// Time over which the bias uncertainty grows back to 0.1 °/s without measurements, in s.
-    public var biasForgettingTime: Double = 100
+    @usableFromInline package var biasForgettingTime: Double = 100
     /// The largest bias the estimator accepts, per axis, in rad/s (2 °/s).
-    public var biasLimit: Double = 2 * .pi / 180
+    @usableFromInline package var biasLimit: Double = 2 * .pi / 180
     /// Standard deviation of bias measurements in motion, in rad/s (0.1 °/s).
-    public var biasUncertaintyInMotion: Double = 0.1 * .pi / 180
+    @usableFromInline package var biasUncertaintyInMotion: Double = 0.1 * .pi / 180
     /// How much less the vertical bias component is trusted in motion (it is poorly observable), a factor.
-    public var verticalBiasForgettingFactor: Double = 1e-4
+    @usableFromInline package var verticalBiasForgettingFactor: Double = 1e-4
     /// Standard deviation of bias measurements at rest, in rad/s (0.03 °/s).
-    public var biasUncertaintyAtRest: Double = 0.03 * .pi / 180
+    @usableFromInline package var biasUncertaintyAtRest: Double = 0.03 * .pi / 180
     /// Interval between bias updates, in s: inclination corrections are averaged over it (0 updates on every
     /// accelerometer sample). The bias changes over minutes and its filters' time constant is
     /// ``accelerometerTimeConstant`` (3 s, cutoff 0.075 Hz), which 10 updates a second sample 130 times faster than
     /// its cutoff. On broad-dev every interval from 0.01 s to 0.1 s scores the same to 0.0003° (6D), and 0.05 s and
     /// 0.1 s give the same 9D mean over eight draws (Docs/Attitude.md); updating 10 times a second instead of on
     /// every sample takes about half off the 6D time per sample at 100 Hz.
-    public var biasUpdateInterval: Double = 0.1
+    @usableFromInline package var biasUpdateInterval: Double = 0.1
 
     /// Minimum time the device must be still before rest is detected, in s.
-    public var restMinimumDuration: Double = 1.5
+    @usableFromInline package var restMinimumDuration: Double = 1.5
     /// Time constant of the low-pass filters of rest detection, in s.
-    public var restFilterTimeConstant: Double = 0.5
+    @usableFromInline package var restFilterTimeConstant: Double = 0.5
     /// Largest deviation of the rotation rate from its low-pass at rest, in rad/s (2 °/s).
-    public var restRotationRateThreshold: Double = 2 * .pi / 180
+    @usableFromInline package var restRotationRateThreshold: Double = 2 * .pi / 180
     /// Largest deviation of the acceleration from its low-pass at rest, in g (0.5 m/s²).
-    public var restAccelerationThreshold: Double = 0.5 / Acceleration.standardGravity
+    @usableFromInline package var restAccelerationThreshold: Double = 0.5 / Acceleration.standardGravity
 
     /// Time constant of the low-pass of the field's strength and dip angle used for disturbance detection, in s.
-    public var magneticCurrentTimeConstant: Double = 0.05
+    @usableFromInline package var magneticCurrentTimeConstant: Double = 0.05
     /// Time constant with which the reference strength and dip follow an undisturbed field, in s.
-    public var magneticReferenceTimeConstant: Double = 20
+    @usableFromInline package var magneticReferenceTimeConstant: Double = 20
     /// Relative deviation of the field strength from the reference that counts as a disturbance (0.1 = 10 %).
-    public var magneticStrengthThreshold: Double = 0.1
+    @usableFromInline package var magneticStrengthThreshold: Double = 0.1
     /// Deviation of the dip angle from the reference that counts as a disturbance, in rad (10°).
-    public var magneticDipThreshold: Double = 10 * .pi / 180
+    @usableFromInline package var magneticDipThreshold: Double = 10 * .pi / 180
     /// Time a new, steady field must be seen while moving before it becomes the reference, in s.
-    public var magneticNewFieldTime: Double = 20
-    /// As ``magneticNewFieldTime`` for the first reference, in s.
-    public var magneticNewFieldFirstTime: Double = 5
+    @usableFromInline package var magneticNewFieldTime: Double = 20
+    /// As `magneticNewFieldTime` for the first reference, in s.
+    @usableFromInline package var magneticNewFieldFirstTime: Double = 5
     /// Rotation rate above which a candidate field counts as seen while moving, in rad/s (20 °/s).
-    public var magneticNewFieldMinimumRotationRate: Double = 20 * .pi / 180
+    @usableFromInline package var magneticNewFieldMinimumRotationRate: Double = 20 * .pi / 180
     /// Time the field must agree with the reference before a disturbance is over, in s.
-    public var magneticMinimumUndisturbedTime: Double = 0.5
+    @usableFromInline package var magneticMinimumUndisturbedTime: Double = 0.5
     /// Longest time the magnetometer is ignored during a disturbance, in s; after it, it is followed slowly.
-    public var magneticMaximumRejectionTime: Double = 60
+    @usableFromInline package var magneticMaximumRejectionTime: Double = 60
     /// How much slower the heading follows the magnetometer after a long disturbance, a factor.
-    public var magneticRejectionFactor: Double = 2
+    @usableFromInline package var magneticRejectionFactor: Double = 2
 
     /// Detects gyroscope saturation (readings clipped at the sensor's full-scale range) and recovers from it.
     public var detectsGyroscopeSaturation = true
     /// The gyroscope's full-scale range, in rad/s (±2000 °/s = 34.9, ±1000 °/s = 17.5, ±250 °/s = 4.36): a
     /// reading with an axis at or beyond `(1 − saturationRangeTolerance) ×` this is saturated. `nil` or infinity:
-    /// unknown; then an axis pinned at the same magnitude (within ``saturationPinnedTolerance``), at least
-    /// ``saturationMinimumRate`` and the largest magnitude seen so far on any axis, on ``saturationMinimumSamples``
+    /// unknown; then an axis pinned at the same magnitude (within `saturationPinnedTolerance`), at least
+    /// `saturationMinimumRate` and the largest magnitude seen so far on any axis, on `saturationMinimumSamples`
     /// readings in a row is saturated, from the last of them on. Both tests apply to the device-frame readings.
     public var gyroscopeRange: Double? = nil
     /// Relative margin below ``gyroscopeRange`` that counts as saturated (0.001 = 0.1 %).
-    public var saturationRangeTolerance: Double = 1e-3
+    @usableFromInline package var saturationRangeTolerance: Double = 1e-3
     /// Unknown range: relative difference of magnitudes that counts as pinned at the same value (10⁻⁶).
-    public var saturationPinnedTolerance: Double = 1e-6
+    @usableFromInline package var saturationPinnedTolerance: Double = 1e-6
     /// Unknown range: the smallest magnitude counted as pinned, in rad/s (229 °/s; the smallest common range is
     /// ±250 °/s = 4.36 rad/s).
-    public var saturationMinimumRate: Double = 4
+    @usableFromInline package var saturationMinimumRate: Double = 4
     /// Unknown range: readings in a row pinned at the same magnitude that mean saturation (at least 2). Quantised
     /// readings repeat by chance at the peak of a rotation: broad-dev has runs of 4 at 4.5–5.2 rad/s.
-    public var saturationMinimumSamples: Int = 5
+    @usableFromInline package var saturationMinimumSamples: Int = 5
     /// Time after saturation ends during which the accelerometer and magnetometer use the shorter time constants
     /// below, in s.
-    public var saturationRecoveryTime: Double = 2
+    @usableFromInline package var saturationRecoveryTime: Double = 2
     /// ``accelerometerTimeConstant`` during the recovery, in s.
-    public var saturationRecoveryAccelerometerTimeConstant: Double = 0.4
+    @usableFromInline package var saturationRecoveryAccelerometerTimeConstant: Double = 0.4
     /// ``magnetometerTimeConstant`` during the recovery, in s (the heading follows at least this fast).
-    public var saturationRecoveryMagnetometerTimeConstant: Double = 1
+    @usableFromInline package var saturationRecoveryMagnetometerTimeConstant: Double = 1
 
     /// The defaults, documented with each property.
     public init() {}

@@ -20,7 +20,7 @@ import RealModule
 /// the attitude is fused from that calibrated reading (the raw one while no fit has earned the calibrator's trust:
 /// accuracy `uncalibrated`, offset zero). A change of calibration changes the field the estimator sees; its disturbance
 /// rejection treats a large change as a disturbance and takes the changed field as its reference once it has
-/// stayed steady while the device moved (``AttitudeEstimatorConfiguration/magneticNewFieldTime``).
+/// stayed steady while the device moved (`AttitudeEstimatorConfiguration.magneticNewFieldTime`).
 ///
 /// `Scalar` is the estimator's precision (``AttitudeEstimator``); the calibration and the `DeviceMotion` values are
 /// in `Double` either way. ``DeviceMotionFilter`` is the `Double` filter.

@@ -5,52 +5,52 @@ import RealModule
 public struct MagnetometerCalibratorConfiguration: Hashable, Sendable, Codable {
     /// Angle (seen from the fitted centre) within which a reading is averaged into its bin's point instead of
     /// replacing it, in rad (5°).
-    public var averagingAngle: Double = 5 * .pi / 180
+    @usableFromInline package var averagingAngle: Double = 5 * .pi / 180
     /// Largest number of readings averaged into one bin's point (later readings weigh 1/this).
-    public var maximumAveragedReadings: Double = 16
+    @usableFromInline package var maximumAveragedReadings: Double = 16
     /// Distance the binning centre may move before the points are sorted into bins again, in µT.
-    public var rebinningDistance: Double = 2
+    @usableFromInline package var rebinningDistance: Double = 2
     /// Before the first fit (no centre to bin around yet): the smallest distance between kept readings, in µT.
-    public var initialSpacing: Double = 10
+    @usableFromInline package var initialSpacing: Double = 10
     /// Shortest interval between fits while readings only change existing points, in s (a point in a new bin is
     /// fitted at once).
-    public var fitInterval: Double = 0.2
+    @usableFromInline package var fitInterval: Double = 0.2
     /// Relative deviation of a reading's distance from the fitted centre from the fitted radius beyond which it is a
     /// disturbance and left out of the fit, once the accuracy is at least ``rejectionMinimumAccuracy`` (0.1 = 10 %).
-    public var disturbanceThreshold: Double = 0.1
+    @usableFromInline package var disturbanceThreshold: Double = 0.1
     /// The accuracy from which disturbances are rejected (below it, every reading is used).
-    public var rejectionMinimumAccuracy: MagneticFieldCalibrationAccuracy = .medium
+    @usableFromInline package var rejectionMinimumAccuracy: MagneticFieldCalibrationAccuracy = .medium
     /// Time readings must agree with the fit without a break before they enter it again after a disturbance, in s.
-    public var minimumUndisturbedTime: Double = 1
-    /// Time readings must stay disturbed (with no break of ``minimumUndisturbedTime``) before the calibration is
+    @usableFromInline package var minimumUndisturbedTime: Double = 1
+    /// Time readings must stay disturbed (with no break of `minimumUndisturbedTime`) before the calibration is
     /// started again (the device's own field has changed, e.g. a magnet attached to it), in s.
-    public var recalibrationTime: Double = 30
+    @usableFromInline package var recalibrationTime: Double = 30
     /// Occupied bins (of 26), spread and residual (µT) each level needs, from `low` to `high`.
-    public var minimumBins: SIMD3<Int> = SIMD3(6, 10, 16)
+    @usableFromInline package var minimumBins: SIMD3<Int> = SIMD3(6, 10, 16)
     /// Smallest eigenvalue of the points' covariance over r²/3 (1 for a uniformly covered sphere, 0 for points on
     /// one plane), from `low` to `high`.
-    public var minimumSpread: SIMD3<Double> = SIMD3(0.05, 0.15, 0.35)
+    @usableFromInline package var minimumSpread: SIMD3<Double> = SIMD3(0.05, 0.15, 0.35)
     /// Largest RMS distance of the points from the fitted sphere, in µT, from `low` to `high`.
-    public var maximumResidual: SIMD3<Double> = SIMD3(6, 3, 1.5)
+    @usableFromInline package var maximumResidual: SIMD3<Double> = SIMD3(6, 3, 1.5)
     /// Trust window: a reading joins the window of recent readings (the last 32 kept) when it is at least this far
     /// from the last reading kept, in µT, so that a device held still does not fill the window with one direction.
-    public var trustSpacing: Double = 2
+    @usableFromInline package var trustSpacing: Double = 2
     /// Trust window: the fewest readings it must hold before a fit is applied or dropped.
-    public var minimumTrustReadings: Int = 16
+    @usableFromInline package var minimumTrustReadings: Int = 16
     /// A fit is applied only when the spread of the calibrated field's strength over the window is at most this
     /// fraction of the raw readings' spread (0.5: half as spread out), and at most the spread of the fit in use.
     /// Spread: the median absolute deviation of the strength from its median, over the median.
-    public var trustRatio: Double = 0.5
+    @usableFromInline package var trustRatio: Double = 0.5
     /// Relative spread of the field strength that counts as consistent (sensor noise, scale errors of a few per cent
     /// are below it), 0.01 = 1 %: a fit is applied only when the raw readings are more spread out than this, and the
     /// fit in use is dropped only when its own spread exceeds it and the raw readings' spread.
-    public var consistentSpread: Double = 0.01
+    @usableFromInline package var consistentSpread: Double = 0.01
     /// Shortest interval between two trust checks, in s.
-    public var trustInterval: Double = 0.5
+    @usableFromInline package var trustInterval: Double = 0.5
     /// Trust window: the RMS distance of its readings from their mean must be at least this fraction of their RMS
     /// strength before a fit is applied or dropped (0.25: turns of roughly ±20° or more). Readings of a device
     /// held still differ by noise alone, which says nothing about an offset; the spacing lets some of them in.
-    public var minimumTrustRotation: Double = 0.25
+    @usableFromInline package var minimumTrustRotation: Double = 0.25
 
     /// The defaults, documented with each property.
     public init() {}
@@ -85,7 +85,7 @@ public struct MagnetometerCalibratorConfiguration: Hashable, Sendable, Codable {
 /// nothing. Units: µT (any unit works, the residual thresholds are in it), s.
 public struct MagnetometerCalibrator: Sendable, Codable {
     /// The settings.
-    public let configuration: MagnetometerCalibratorConfiguration
+    @usableFromInline package let configuration: MagnetometerCalibratorConfiguration
 
     // One point per direction bin (index qx·9 + qy·3 + qz, q ∈ {0, 1, 2}; 13 unused), in µT, and the number of
     // readings averaged into it (0: empty).
@@ -143,7 +143,7 @@ public struct MagnetometerCalibrator: Sendable, Codable {
     }
 
     /// The hard-iron offset in use, in µT (device frame): the latest fit that has earned trust (see
-    /// ``isFitApplied``), or zero while the raw readings are used.
+    /// `isFitApplied`), or zero while the raw readings are used.
     public var bias: SIMD3<Double> { applied }
     /// The accuracy of the field reported: the applied fit's level. While the raw readings are used, the latest fit's
     /// level (from coverage, spread and residual) when the raw strength itself has been consistent over turns (a
@@ -152,28 +152,28 @@ public struct MagnetometerCalibrator: Sendable, Codable {
         appliedLevel >= .low ? appliedLevel : (rawIsConsistent ? level : .uncalibrated)
     }
     /// `true` while a fit is applied; `false` while the reported field is the raw reading.
-    public var isFitApplied: Bool { appliedLevel >= .low }
+    @usableFromInline package var isFitApplied: Bool { appliedLevel >= .low }
     /// The latest fit's centre, in µT, whether or not it is applied (zero before the first fit that reaches `low`).
-    public var candidateBias: SIMD3<Double> { offset }
+    @usableFromInline package var candidateBias: SIMD3<Double> { offset }
     /// The latest fit's accuracy from coverage, spread and residual alone, whether or not it is applied.
-    public var candidateAccuracy: MagneticFieldCalibrationAccuracy { level }
+    @usableFromInline package var candidateAccuracy: MagneticFieldCalibrationAccuracy { level }
     /// The spread of the raw readings' strength over the trust window at the last check (median absolute deviation
     /// over the median; NaN before the first check).
-    public var rawSpread: Double { lastRawSpread }
+    @usableFromInline package var rawSpread: Double { lastRawSpread }
     /// The spread of the calibrated strength over the trust window at the last check, for the fit in use (equal to
     /// ``rawSpread`` while none is).
-    public var calibratedSpread: Double { lastAppliedSpread }
+    @usableFromInline package var calibratedSpread: Double { lastAppliedSpread }
     /// The strength of the external field in the latest fit, in µT (0 before the first fit).
     public var radius: Double { fittedRadius }
     /// The RMS distance of the bins' points from the latest fit's sphere, in µT (infinity before the first fit).
-    public var residual: Double { fittedResidual }
+    @usableFromInline package var residual: Double { fittedResidual }
     /// The smallest eigenvalue of the points' covariance over r²/3: about 1 when the readings cover the sphere
     /// evenly, 0 when they lie on one plane (a turn about one axis only).
-    public var spread: Double { fittedSpread }
+    @usableFromInline package var spread: Double { fittedSpread }
     /// The number of occupied direction bins, of 26.
-    public var coverage: Int { occupiedBins }
+    @usableFromInline package var coverage: Int { occupiedBins }
     /// `true` from a disturbed reading until readings agree with the fit for
-    /// ``MagnetometerCalibratorConfiguration/minimumUndisturbedTime``; readings meanwhile stay out of the fit.
+    /// `MagnetometerCalibratorConfiguration.minimumUndisturbedTime`; readings meanwhile stay out of the fit.
     public var isDisturbed: Bool { disturbed }
 
     /// `field` with the estimated offset removed, and the accuracy.
