@@ -47,8 +47,9 @@ struct DeviceRecorder: Sendable {
 
     /// The devices to read: `auto`, or a device's name, label, id, sysfs path or `/dev` node.
     var selector: String
-    /// The sensors to record (of those the devices have).
-    var sensors: SensorSet
+    /// The sensors to record: each must be on the devices (``run(report:progress:)`` fails at once naming a missing
+    /// one); `nil` records every sensor the devices have.
+    var sensors: SensorSet?
     /// How the devices are read; `includeBase` and the reconnect policy too.
     var configuration: DeviceSourceConfiguration
     /// The filter of every reading, or `nil`.
@@ -63,6 +64,21 @@ struct DeviceRecorder: Sendable {
     /// Where the trace goes.
     var output: Output
 
+    /// Fails at once with a usage error when the devices `selector` picks lack a sensor of `--sensors` (as for a
+    /// trace without its columns), naming the sensor and the devices; when none matches, the session says so.
+    static func requireSensors(_ asked: SensorSet, of selector: String, includeBase: Bool) throws(MotionError) {
+        let sources = DeviceSelector(selector).sources(
+            from: try IIODeviceDiscovery.devices(includeBase: includeBase), sensors: asked)
+        guard !sources.isEmpty else { return }
+        let has = sources.reduce(SensorSet()) { $0.union($1.device.sensorSet) }
+        guard !has.isSuperset(of: asked) else { return }
+        let names = sources.map { "\($0.device.id) (\($0.device.name))" }.joined(separator: ", ")
+        throw MotionError(
+            .invalidArgument,
+            "--sensors asks for \(asked.subtracting(has)), which --device \(selector) does not have: \(names) has "
+                + "\(has); choose --sensors among those")
+    }
+
     /// How far a recording is, as ``run(report:progress:)`` tells it after every batch of samples.
     struct Progress: Sendable, Equatable {
         /// The samples written so far.
@@ -73,7 +89,7 @@ struct DeviceRecorder: Sendable {
 
     /// Creates a recorder.
     init(
-        selector: String, sensors: SensorSet = .all, configuration: DeviceSourceConfiguration,
+        selector: String, sensors: SensorSet? = nil, configuration: DeviceSourceConfiguration,
         filter: VectorFilter? = nil, interval: Double = 0, duration: Double? = nil, maximumSamples: Int? = nil,
         output: Output
     ) {
@@ -100,9 +116,15 @@ struct DeviceRecorder: Sendable {
         let manager = try MotionManager(
             source: .device(selector, configuration: configuration, events: { event in sink.handle(event) }),
             configuration: MotionConfiguration(sensorFilter: filter))
-        // The sensors asked that the devices present have (all asked when none is present yet, or none of them).
-        let available = manager.availableSensors.intersection(sensors)
-        let recorded = available.isEmpty ? sensors : available
+        // The sensors asked, which the devices present must have; without --sensors, those the devices have (all
+        // when none is present yet: the first that comes decides).
+        let recorded: SensorSet
+        if let sensors {
+            try Self.requireSensors(sensors, of: selector, includeBase: configuration.includeBase)
+            recorded = sensors
+        } else {
+            recorded = manager.availableSensors.isEmpty ? .all : manager.availableSensors
+        }
         sink.output.sensors = recorded
         let (duration, maximumSamples, output) = (self.duration, self.maximumSamples, sink.output)
         do {
@@ -152,7 +174,7 @@ struct DeviceRecorder: Sendable {
             self.report = report
             output = TraceRecorder(
                 path: recorder.output.path, existing: recorder.output.existing, format: recorder.output.format,
-                flushing: recorder.output.flushing, sensors: recorder.sensors, metadata: TraceMetadata())
+                flushing: recorder.output.flushing, sensors: recorder.sensors ?? .all, metadata: TraceMetadata())
         }
 
         func throwIfFailed() throws(MotionError) {
@@ -164,7 +186,7 @@ struct DeviceRecorder: Sendable {
             guard !output.isStarted else { return }
             let sensors = details.reduce(SensorSet()) { set, detail in
                 detail.sensors.reduce(set) { $0.union($1.sensor) }
-            }.intersection(recorder.sensors)
+            }.intersection(recorder.sensors ?? .all)
             if !sensors.isEmpty { output.sensors = sensors }
             output.metadata = recorder.metadata(details)
         }

@@ -127,7 +127,8 @@ struct LiveSession {
 
     let options: LiveDeviceOptions
     let selector: String
-    let wanted: SensorSet
+    /// `--sensors`, or `nil` for every sensor the devices have.
+    let wanted: SensorSet?
     let interval: Double
     let filter: VectorFilter?
     let output: Output

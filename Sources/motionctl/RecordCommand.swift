@@ -60,7 +60,7 @@ struct RecordCommand: AsyncParsableCommand {
             try OutputPath.check(output, overwrite: overwrite)  // before waiting for any device
             let format = (try? OutputPath.format(of: output, given: format)) ?? .csv
             let session = LiveSession(
-                options: live, selector: live.device ?? "auto", wanted: sensors?.set ?? .all,
+                options: live, selector: live.device ?? "auto", wanted: sensors?.set,
                 interval: 0, filter: nil,
                 output: .init(
                     path: output, existing: overwrite ? .replace : .refuse, format: format, flushing: .whenFull,

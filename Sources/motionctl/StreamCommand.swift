@@ -86,33 +86,17 @@ struct StreamCommand: AsyncParsableCommand {
 
     /// Live samples through the same filters and output as a trace (LiveDevices.swift).
     func streamDevice(_ device: String) async throws(MotionError) {
-        if let asked = processing.sensors?.set { try Self.requireSensors(asked, of: device, includeBase: live.includeBase) }
         var extra: [(String, String)] = []
         if let filter = processing.filter { extra.append(("filter", filter.description)) }
         if processing.interval > 0 { extra.append(("update_interval_s", "\(processing.interval)")) }
         let session = LiveSession(
-            options: live, selector: device, wanted: processing.sensors?.set ?? .all,
+            options: live, selector: device, wanted: processing.sensors?.set,
             interval: processing.interval, filter: processing.filter,
             output: .init(
                 path: "-", format: output.format, flushing: output.flushing,
                 source: "motionctl stream", metadata: extra),
             duration: duration, count: count)
         try await session.run()
-    }
-
-    /// Fails at once with a usage error when the devices `selector` picks lack a sensor of `--sensors` (as for a
-    /// trace without its columns), naming the sensor and the devices; when none matches, the session says so.
-    static func requireSensors(_ asked: SensorSet, of selector: String, includeBase: Bool) throws(MotionError) {
-        let sources = DeviceSelector(selector).sources(
-            from: try IIODeviceDiscovery.devices(includeBase: includeBase), sensors: asked)
-        guard !sources.isEmpty else { return }
-        let has = sources.reduce(SensorSet()) { $0.union($1.device.sensorSet) }
-        guard !has.isSuperset(of: asked) else { return }
-        let names = sources.map { "\($0.device.id) (\($0.device.name))" }.joined(separator: ", ")
-        throw MotionError(
-            .invalidArgument,
-            "--sensors asks for \(asked.subtracting(has)), which --device \(selector) does not have: \(names) has "
-                + "\(has); choose --sensors among those")
     }
 
     /// The motion service's samples, through a `MotionManager` on `MotionSource.service()`: the same filters,
@@ -127,14 +111,22 @@ struct StreamCommand: AsyncParsableCommand {
         metadata["clock"] = "boottime"
         if let filter = processing.filter { metadata["filter"] = filter.description }
         if processing.interval > 0 { metadata["update_interval_s"] = "\(processing.interval)" }
-        let (wanted, interval, format) = (processing.sensors?.set ?? .all, processing.interval, output.format)
+        let (asked, interval, format) = (processing.sensors?.set, processing.interval, output.format)
+        let wanted = asked ?? .all
         // `demand`: the interval the service is asked for, each sample delivered (no --interval), or `nil` for
         // --interval's grid.
         let (duration, count) = (self.duration, self.count)
         let attempt = { (demand: Double?) async throws(MotionError) -> Void in
             let manager = try MotionManager(source: .service(), configuration: configuration)
             let available = manager.availableSensors
-            // Nothing available: the service cannot be reached, and the run says why.
+            // --sensors must all be there, as on a device; without it, those the service has. Nothing available: the
+            // service cannot be reached, and the run says why.
+            if let asked, !available.isEmpty, !available.isSuperset(of: asked) {
+                throw MotionError(
+                    .invalidArgument,
+                    "--sensors asks for \(asked.subtracting(available)), which the motion service does not have: it "
+                        + "has \(available); choose --sensors among those")
+            }
             let sensors = available.isEmpty ? wanted : wanted.intersection(available)
             guard !sensors.isEmpty else {
                 throw MotionError(

@@ -262,18 +262,23 @@ struct DeviceCommandTests {
     }
 
     /// `--sensors` naming a sensor the device lacks fails at once, naming the sensor and the device, as it does
-    /// for a trace without the columns (it used to stream the accelerometer alone); the buffer is never enabled.
-    @Test func streamRefusesASensorTheDeviceLacks() async throws {
+    /// for a trace without the columns (`stream` used to stream the accelerometer alone, `record` to record it
+    /// alone); the buffer is never enabled and `record` creates no file.
+    @Test func streamAndRecordRefuseASensorTheDeviceLacks() async throws {
         try await Testbed.run { testbed in
             let path = try testbed.add(.lis3dh())
+            let file = try Motionctl.temporaryPath(name: "walk.csv")
             for device in ["auto", "lis3dh"] {
-                let result = try await Motionctl.run(["stream", "--device", device, "--sensors", "accel,gyro"])
-                #expect(result.status == 64, "\(result.stderr)")
-                #expect(result.stderr.contains(
-                    "--sensors asks for gyro, which --device \(device) does not have: iio:device0 (lis3dh) has accel; "
-                        + "choose --sensors among those"), "\(result.stderr)")
-                #expect(result.stdout.isEmpty)
+                for command in [["stream"], ["record", "--output", file, "--duration", "1"]] {
+                    let result = try await Motionctl.run(command + ["--device", device, "--sensors", "accel,gyro"])
+                    #expect(result.status == 64, "\(command[0]): \(result.stderr)")
+                    #expect(result.stderr.contains(
+                        "--sensors asks for gyro, which --device \(device) does not have: iio:device0 (lis3dh) has "
+                            + "accel; choose --sensors among those"), "\(command[0]): \(result.stderr)")
+                    #expect(result.stdout.isEmpty)
+                }
             }
+            #expect(!FileManager.default.fileExists(atPath: file))
             #expect(testbed.attribute(path, "buffer/enable") == "0")
         }
     }

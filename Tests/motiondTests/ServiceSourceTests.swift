@@ -205,7 +205,7 @@ struct ServiceSourceTests {
         }
     }
 
-    @Test("attitude --service on an accelerometer-only service ends at once, naming the gyroscope it lacks")
+    @Test("attitude and stream --sensors on an accelerometer-only service end at once, naming the gyroscope it lacks")
     func attitudeNamesTheMissingGyroscope() async throws {
         try await Testbed.run { testbed in
             let fixture = try await ServiceFixture.makeBuffered(testbed)
@@ -218,6 +218,14 @@ struct ServiceSourceTests {
                 attitude.output.contains(
                     "device motion in the arbitrary frame cannot be delivered: the motion service has no gyro (it has accel)"),
                 "\(attitude.output)")
+            // `stream --sensors` naming it is a usage error, as on a device (it used to stream the accelerometer alone).
+            let stream = try await fixture.bus.run(
+                Self.motionctl, ["stream", "--service", "--sensors", "accel,gyro"], timeout: 20)
+            #expect(stream.status == 64, "\(stream.output)")
+            #expect(
+                stream.output.contains(
+                    "--sensors asks for gyro, which the motion service does not have: it has accel; choose --sensors among those"),
+                "\(stream.output)")
         }
     }
 
