@@ -11,7 +11,8 @@ extension MotionEngine {
     /// meanwhile.
     func run(
         _ request: MotionProcessor.Request, sensors restriction: SensorSet?, demandInterval: Double,
-        willWait: BeforeSleep?, outputs: @escaping (MotionOutputs) throws(MotionError) -> Bool
+        willWait: BeforeSleep?, outputs: @escaping (MotionOutputs) throws(MotionError) -> Bool,
+        ended: ((MotionProcessor) -> Void)? = nil
     ) async throws(MotionError) -> MotionProcessor {
         let present = reader.availableSensors()  // I/O for a device or the service: asked once
         // Readings of other sensors are removed only when the source has some.
@@ -55,16 +56,22 @@ extension MotionEngine {
         defer { reader.pause() }
         let end = await withTaskExecutorPreference(reader.preferredExecutor) { await run.run() }
         if let calibration = run.loop.processor.calibration { state.withLock { $0.calibration = calibration } }
-        if let failure = consumer.failure ?? pacer?.failure { throw failure }  // the output failed
+        if let failure = consumer.failure ?? pacer?.failure {  // the output failed
+            ended?(run.loop.processor)
+            throw failure
+        }
         switch end {
         case .ended:
+            ended?(run.loop.processor)
             return run.loop.processor
         case .stopped:  // the task was cancelled (a signal): the end's outputs still go out
             var loop = run.loop
+            defer { ended?(loop.processor) }
             try await loop.finish()
             if let failure = consumer.failure { throw failure }
             return loop.processor
         case .failed(let error):
+            ended?(run.loop.processor)
             throw error
         }
     }

@@ -141,14 +141,17 @@ extension MotionManager {
     ///   - willWait: Runs before the loop waits, for the pacer or for the source's next batch (a command flushes
     ///     its output there); its error ends the run.
     ///   - outputs: Gets each sample's outputs; `false` ends the run; its error ends the run.
+    ///   - ended: Gets the processor as the run left it, however the run ends (a failed one too), once the loop has
+    ///     run; `nil` by default.
     /// - Returns: The processor as the run left it (the pedometer's total, the estimator's counters).
     @discardableResult
     package func run(
         _ request: MotionProcessor.Request, sensors: SensorSet? = nil, demandInterval: Double = 0,
         willWait: (() throws(MotionError) -> Void)? = nil,
-        outputs: @escaping (MotionOutputs) throws(MotionError) -> Bool
+        outputs: @escaping (MotionOutputs) throws(MotionError) -> Bool, ended: ((MotionProcessor) -> Void)? = nil
     ) async throws(MotionError) -> MotionProcessor {
         try await engine.run(
-            request, sensors: sensors, demandInterval: demandInterval, willWait: willWait, outputs: outputs)
+            request, sensors: sensors, demandInterval: demandInterval, willWait: willWait, outputs: outputs,
+            ended: ended)
     }
 }

@@ -196,13 +196,20 @@ struct AttitudeCommand: AsyncParsableCommand {
         var values = [Double](repeating: 0, count: columns.count)
         values[0] = 1  // the identity until both the gyroscope and the accelerometer have reported
         let request = MotionProcessor.Request(referenceFrames: [frame])
-        let processor: MotionProcessor
+        // However the run ends (a malformed row, a signal too): the rows written came from saturated readings.
+        let warnAboutSaturation = { (processor: MotionProcessor) in
+            let saturated = processor.deviceMotionFilter(for: frame)?.estimator.gyroscopeSaturationCount ?? 0
+            if saturated > 0 {
+                printToStandardError(
+                    "motionctl: warning: \(saturated) gyroscope readings were saturated (clipped at the full-scale range)")
+            }
+        }
         switch rows {
         case .everySample(let flushing):
             let writer = try makeWriter(flushing)  // a constant: nothing to load or retain per row
-            processor = try await drive(
+            try await drive(
                 source, configuration: configuration, request: request, sensors: sensors,
-                demandInterval: demandInterval, flush: writer.flush
+                demandInterval: demandInterval, flush: writer.flush, ended: warnAboutSaturation
             ) { outputs throws(MotionError) in
                 if let motion = outputs.deviceMotion(in: frame) { Self.fill(&values, with: motion, all: all) }
                 try writer.write(recordAt: outputs.timestamp, values: values)
@@ -210,9 +217,10 @@ struct AttitudeCommand: AsyncParsableCommand {
             }
         case .everyUpdate:
             var writer: TraceWriter?  // made at the first update: a refused service attempt writes nothing
-            processor = try await drive(
+            try await drive(
                 source, configuration: configuration, request: request, sensors: sensors,
-                demandInterval: demandInterval, flush: { () throws(MotionError) in try writer?.flush() }
+                demandInterval: demandInterval, flush: { () throws(MotionError) in try writer?.flush() },
+                ended: warnAboutSaturation
             ) { outputs throws(MotionError) in
                 guard let motion = outputs.deviceMotion(in: frame) else { return true }
                 Self.fill(&values, with: motion, all: all)
@@ -220,11 +228,6 @@ struct AttitudeCommand: AsyncParsableCommand {
                 try writer!.write(recordAt: outputs.timestamp, values: values)
                 return true
             }
-        }
-        let saturated = processor.deviceMotionFilter(for: frame)?.estimator.gyroscopeSaturationCount ?? 0
-        if saturated > 0 {
-            printToStandardError(
-                "motionctl: warning: \(saturated) gyroscope readings were saturated (clipped at the full-scale range)")
         }
     }
 

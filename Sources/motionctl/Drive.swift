@@ -16,11 +16,11 @@ import MotionTrace
 func drive(
     _ source: MotionSource, configuration: MotionConfiguration = .init(), request: MotionProcessor.Request,
     sensors: SensorSet? = nil, demandInterval: Double = 0, flush: @escaping () throws(MotionError) -> Void,
-    write: @escaping (MotionOutputs) throws(MotionError) -> Bool
+    ended: ((MotionProcessor) -> Void)? = nil, write: @escaping (MotionOutputs) throws(MotionError) -> Bool
 ) async throws(MotionError) -> MotionProcessor {
     try await drive(
         try MotionManager(source: source, configuration: configuration), request: request, sensors: sensors,
-        demandInterval: demandInterval, flush: flush, write: write)
+        demandInterval: demandInterval, flush: flush, ended: ended, write: write)
 }
 
 /// ``drive(_:configuration:request:sensors:demandInterval:flush:write:)`` with a manager already made (a command
@@ -29,11 +29,11 @@ func drive(
 func drive(
     _ manager: MotionManager, request: MotionProcessor.Request, sensors: SensorSet? = nil,
     demandInterval: Double = 0, flush: @escaping () throws(MotionError) -> Void,
-    write: @escaping (MotionOutputs) throws(MotionError) -> Bool
+    ended: ((MotionProcessor) -> Void)? = nil, write: @escaping (MotionOutputs) throws(MotionError) -> Bool
 ) async throws(MotionError) -> MotionProcessor {
     let run = CommandRun(
         manager: manager, request: request, sensors: sensors, demandInterval: demandInterval, flush: flush,
-        write: write)
+        ended: ended, write: write)
     let processor = try await SignalCancellation.value { try await run.run() }
     try flush()
     return processor
@@ -47,23 +47,26 @@ private final class CommandRun: @unchecked Sendable {
     let sensors: SensorSet?
     let demandInterval: Double
     let flush: () throws(MotionError) -> Void
+    let ended: ((MotionProcessor) -> Void)?
     let write: (MotionOutputs) throws(MotionError) -> Bool
 
     init(
         manager: MotionManager, request: MotionProcessor.Request, sensors: SensorSet?, demandInterval: Double,
-        flush: @escaping () throws(MotionError) -> Void, write: @escaping (MotionOutputs) throws(MotionError) -> Bool
+        flush: @escaping () throws(MotionError) -> Void, ended: ((MotionProcessor) -> Void)?,
+        write: @escaping (MotionOutputs) throws(MotionError) -> Bool
     ) {
         self.manager = manager
         self.request = request
         self.sensors = sensors
         self.demandInterval = demandInterval
         self.flush = flush
+        self.ended = ended
         self.write = write
     }
 
     func run() async throws(MotionError) -> MotionProcessor {
         try await manager.run(
-            request, sensors: sensors, demandInterval: demandInterval, willWait: flush, outputs: write)
+            request, sensors: sensors, demandInterval: demandInterval, willWait: flush, outputs: write, ended: ended)
     }
 }
 

@@ -57,6 +57,17 @@ import Testing
         #expect(try await Motionctl.run(["attitude", "--trace", Self.sweep, "--gyro-range", "0"]).status == 64)
     }
 
+    /// A run that ends in an error still says that the rows it wrote came from saturated readings.
+    @Test func saturationIsReportedWhenTheTraceEndsInAnError() async throws {
+        let file = try Motionctl.temporaryPath(name: "broken.csv")
+        let lines = try String(contentsOfFile: Self.sweep, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        try (lines.joined(separator: "\n") + "not,a,row\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try await Motionctl.run(["attitude", "--trace", file, "--gyro-range", "10", "--speed", "max"])
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("gyroscope readings were saturated"), "\(result.stderr)")
+        #expect(result.stderr.contains("broken.csv:\(lines.count): expected 10 columns"), "\(result.stderr)")
+    }
+
     @Test func jsonLinesRecordsCarryTheirType() async throws {
         let result = try await Motionctl.run(["attitude", "--trace", Self.sweep, "--format", "jsonl"])
         let objects = result.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
