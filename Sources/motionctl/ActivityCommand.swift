@@ -21,31 +21,20 @@ struct ActivityCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(
-        help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
-        completion: .traceFile)
-    var trace: String?
-
-    @Option(help: "Replay speed: realtime, max (the default), or a factor such as 2 or 0.5.")
-    var speed: ReplayPacing?
-
-    @OptionGroup var live: LiveEventOptions
+    @OptionGroup var input: InputOptions<FullSpeedReplay>
 
     @Option(help: "Output format: text (one line per change) or jsonl (JSON Lines).")
     var format: EventFormat = .text
 
-    @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
-    var lenient = false
-
     func validate() throws {
-        try live.validate(trace: trace, options: .traceOnly(speed: speed != nil, lenient: lenient))
+        try input.validate()
     }
 
     func run() async throws {
         Interruption.install()
         do {
-            try await live.withSource(trace: trace, lenient: lenient, pacing: speed ?? .max) {
-                source throws(MotionError) in try await classify(from: source)
+            try await input.withSource { source throws(MotionError) in
+                try await classify(from: source)
             }
         } catch {
             throw report(error)

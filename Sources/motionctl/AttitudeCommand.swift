@@ -45,12 +45,7 @@ struct AttitudeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(
-        help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
-        completion: .traceFile)
-    var trace: String?
-
-    @OptionGroup var live: LiveEventOptions
+    @OptionGroup var input: InputOptions<FullSpeedReplay>
 
     @Option(help: ArgumentHelp(
         "Reference frame (default: the setting deviceMotion.referenceFrame, arbitrary unless set).",
@@ -75,22 +70,13 @@ struct AttitudeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Sensors to fuse, comma-separated (accel,gyro for 6D).", valueName: "accel,gyro,mag"))
     var sensors: SensorList?
 
-    @Option(help: "Replay speed: realtime, max (the default), or a factor such as 2 or 0.5.")
-    var speed: ReplayPacing?
-
     @Flag(help: "Also write Euler angles, rotation rate, gravity, user acceleration, heading, calibrated field.")
     var all = false
-
-    @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
-    var lenient = false
 
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        try live.validate(
-            trace: trace,
-            options: .traceOnly(speed: speed != nil, lenient: lenient)
-                + [.init("--sensors", given: sensors != nil, for: [.trace])])
+        try input.validate(options: [.init("--sensors", given: sensors != nil, for: [.trace])])
         guard predict >= 0, predict <= 1 else {
             throw ValidationError("--predict must be between 0 and 1 second, got \(predict).")
         }
@@ -103,10 +89,10 @@ struct AttitudeCommand: AsyncParsableCommand {
     func run() async throws {
         Interruption.install()
         do {
-            if let source = live.source {
+            if let source = input.liveSource {
                 try await fuseLive(source)
             } else {
-                try await fuse(trace ?? "-")
+                try await fuse(input.trace ?? "-")
             }
         } catch {
             throw report(error)
@@ -146,7 +132,7 @@ struct AttitudeCommand: AsyncParsableCommand {
     func fuse(_ trace: String) async throws(MotionError) {
         let configuration = motionConfiguration(try loadSettings(reading: settingsKeys))
         let frame = configuration.referenceFrame
-        let reader = try openTrace(trace, lenient: lenient)
+        let reader = try openTrace(trace, lenient: input.lenient)
         defer { warnAboutSkippedRows(reader) }
         let chosen = sensors?.set ?? reader.sensors
         let needed = frame.requiredSensors
@@ -167,7 +153,7 @@ struct AttitudeCommand: AsyncParsableCommand {
         })
         describe(configuration, input: trace, in: &metadata)
         try await fuse(
-            from: .trace(reader, pacing: speed ?? .max), configuration: configuration, metadata: metadata,
+            from: .trace(reader, pacing: input.speed), configuration: configuration, metadata: metadata,
             sensors: chosen, rows: .everySample(flushing: output.flushing))
     }
 
@@ -239,7 +225,7 @@ struct AttitudeCommand: AsyncParsableCommand {
         var metadata = TraceMetadata()
         describe(configuration, input: source.description, in: &metadata)
         metadata["clock"] = "boottime"
-        if live.service {
+        if input.service {
             try await ServiceRates.atCurrentRate(of: configuration.referenceFrame.requiredSensors) {
                 interval throws(MotionError) in
                 try await fuse(

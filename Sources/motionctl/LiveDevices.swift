@@ -18,8 +18,9 @@ struct LiveDeviceOptions: ParsableArguments {
     var device: String?
 
     @Option(help: ArgumentHelp(
-        "Sampling rate to ask for: the device's nearest available rate at or above it (default: the device's "
-            + "current rate, or 1/--interval).", valueName: "hz"))
+        "Sampling rate: with --device, the rate to ask for, the device's nearest available rate at or above it "
+            + "(default: the device's current rate, or 1/--interval); with --evaluate, the simulated rate (default 100).",
+        valueName: "hz"))
     var rate: Double?
 
     @Option(name: .customLong("batch"), help: ArgumentHelp(

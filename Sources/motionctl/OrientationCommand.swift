@@ -24,13 +24,7 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
             """
     )
 
-    @Option(
-        help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
-        completion: .traceFile)
-    var trace: String?
-
-    @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
-    var speed: ReplayPacing?
+    @OptionGroup var input: InputOptions<RealTimeReplay>
 
     @Option(help: "Output format: text (one line per change, like monitor-sensor) or jsonl (JSON Lines).")
     var format: EventFormat = .text
@@ -38,18 +32,13 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
     @Flag(name: .customLong("isp-names"), help: "Use iio-sensor-proxy's names and also report its tilt.")
     var ispNames = false
 
-    @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
-    var lenient = false
-
-    @OptionGroup var live: LiveEventOptions
     @OptionGroup var settings: OrientationSettingsOptions
     @OptionGroup var evaluation: EvaluationOptions
 
     func validate() throws {
-        try live.validate(
-            trace: trace, evaluate: evaluation.evaluate, offersEvaluate: true,
-            options: .traceOnly(speed: speed != nil, lenient: lenient) + evaluation.evaluateOnlyOptions)
-        try evaluation.validateValues()
+        try input.validate(
+            evaluate: evaluation.evaluate, offersEvaluate: true, options: evaluation.evaluateOnlyOptions)
+        try evaluation.validateValues(rate: simulatedRate)
     }
 
     func run() async throws { try await runChosenInput() }
@@ -78,7 +67,7 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
         let ispNames = ispNames
         try await drive(
             source, configuration: MotionConfiguration(orientation: orientationConfiguration),
-            request: .init(orientation: true), demandInterval: live.service ? ServiceRates.orientationInterval : 0,
+            request: .init(orientation: true), demandInterval: input.service ? ServiceRates.orientationInterval : 0,
             flush: output.flush
         ) { outputs throws(MotionError) in
             if let change = outputs.orientationChange { try Self.write(change, ispNames: ispNames, to: output) }
@@ -110,12 +99,12 @@ struct OrientationCommand: AsyncParsableCommand, EventCommand {
             if Interruption.isRequested { break }
             display.update("motionctl: evaluating: scenario \(index + 1) of \(seeds.count) (seed \(seed))")
             let scenario = Scenario.random(seed: seed)
-            let simulation = try Simulation(scenario: scenario, options: evaluation.simulationOptions(seed: seed))
+            let simulation = try Simulation(scenario: scenario, options: evaluation.simulationOptions(seed: seed, rate: simulatedRate))
             score.add(scenario: scenario, simulation: simulation, configuration: configuration)
         }
         display.finish()  // before the report, which may go to the same terminal
         let output = try EventOutput(format: .text)
-        for line in score.report(settings: evaluation.settingsDescription, verbose: evaluation.verbose) {
+        for line in score.report(settings: evaluation.settingsDescription(rate: simulatedRate), verbose: evaluation.verbose) {
             try output.writeLine(line)
         }
         try output.flush()

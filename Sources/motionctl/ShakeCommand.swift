@@ -28,21 +28,11 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
             """
     )
 
-    @Option(
-        help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
-        completion: .traceFile)
-    var trace: String?
-
-    @Option(help: "Replay speed: realtime, max, or a factor such as 2 or 0.5.")
-    var speed: ReplayPacing?
+    @OptionGroup var input: InputOptions<RealTimeReplay>
 
     @Option(help: "Output format: text (one line per event) or jsonl (JSON Lines).")
     var format: EventFormat = .text
 
-    @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
-    var lenient = false
-
-    @OptionGroup var live: LiveEventOptions
     @OptionGroup var sensitivity: ShakeSensitivityOptions
     @OptionGroup var evaluation: EvaluationOptions
 
@@ -53,11 +43,11 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
     var seismic: Double?
 
     func validate() throws {
-        try live.validate(
-            trace: trace, evaluate: evaluation.evaluate, offersEvaluate: true,
-            options: .traceOnly(speed: speed != nil, lenient: lenient) + evaluation.evaluateOnlyOptions
+        try input.validate(
+            evaluate: evaluation.evaluate, offersEvaluate: true,
+            options: evaluation.evaluateOnlyOptions
                 + [.init("--seismic", given: seismic != nil, for: [.evaluate])])
-        try evaluation.validateValues()
+        try evaluation.validateValues(rate: simulatedRate)
         if let seismic {
             guard seismic > 0, seismic.isFinite else {
                 throw ValidationError("--seismic must be a positive number of m/s², got \(seismic).")
@@ -87,12 +77,12 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
         do {
             try await drive(
                 source, configuration: MotionConfiguration(shake: shakeConfiguration), request: .init(shake: true),
-                demandInterval: live.service ? ServiceRates.shakeInterval : 0, flush: output.flush
+                demandInterval: input.service ? ServiceRates.shakeInterval : 0, flush: output.flush
             ) { outputs throws(MotionError) in
                 if let event = outputs.shake { try Self.write(event, to: output) }
                 return true
             }
-        } catch where live.service && error.code == .permissionDenied {
+        } catch where input.service && error.code == .permissionDenied {
             throw MotionError(
                 .permissionDenied,
                 "shake needs \(ServiceRates.hertz(ServiceRates.shakeInterval)) Hz, the slowest rate the detector "
@@ -132,7 +122,7 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
             if Interruption.isRequested { break }
             display.update("motionctl: evaluating: scenario \(index + 1) of \(seeds.count) (seed \(seed))")
             let scenario = Scenario.random(seed: seed)
-            let simulation = try Simulation(scenario: scenario, options: evaluation.simulationOptions(seed: seed))
+            let simulation = try Simulation(scenario: scenario, options: evaluation.simulationOptions(seed: seed, rate: simulatedRate))
             if let seismic {
                 score.addSeismic(scenario: scenario, simulation: simulation, threshold: seismic)
             } else {
@@ -142,7 +132,7 @@ struct ShakeCommand: AsyncParsableCommand, EventCommand {
         display.finish()  // before the report, which may go to the same terminal
         let output = try EventOutput(format: .text)
         let title = seismic.map { "Square seismic's rule (\($0) m/s², 75 % of 0.5 s)" } ?? "shake detection"
-        for line in score.report(title: title, settings: evaluation.settingsDescription, verbose: evaluation.verbose) {
+        for line in score.report(title: title, settings: evaluation.settingsDescription(rate: simulatedRate), verbose: evaluation.verbose) {
             try output.writeLine(line)
         }
         try output.flush()
@@ -301,9 +291,6 @@ struct EvaluationOptions: ParsableArguments {
                 + "1000-1199).", valueName: "range"))
     var scenarioSeedsOption: SeedRange?
 
-    @Option(name: .customLong("rate"), help: ArgumentHelp("With --evaluate: sample rate (default 100).", valueName: "hz"))
-    var rateOption: Double?
-
     @Option(
         name: .customLong("accel-noise"),
         help: ArgumentHelp(
@@ -319,7 +306,6 @@ struct EvaluationOptions: ParsableArguments {
     var verbose = false
 
     var scenarioSeeds: SeedRange { scenarioSeedsOption ?? SeedRange(first: 1000, last: 1199) }
-    var rate: Double { rateOption ?? 100 }
     var accelerometerNoise: Double { accelerometerNoiseOption ?? 0.005 }
     var jitter: Double { jitterOption ?? 0 }
 
@@ -327,15 +313,15 @@ struct EvaluationOptions: ParsableArguments {
     var evaluateOnlyOptions: [InputSpecificOption] {
         [
             .init("--scenario-seeds", given: scenarioSeedsOption != nil, for: [.evaluate]),
-            .init("--rate", given: rateOption != nil, for: [.evaluate]),
             .init("--accel-noise", given: accelerometerNoiseOption != nil, for: [.evaluate]),
             .init("--jitter", given: jitterOption != nil, for: [.evaluate]),
             .init("--verbose", given: verbose, for: [.evaluate]),
         ]
     }
 
-    /// Checks the values (which input they go with is `validateInput`'s check).
-    func validateValues() throws {
+    /// Checks the values (which input they go with is `validateInput`'s check); `rate` is the simulated rate (Hz),
+    /// `--rate` of the input options or 100.
+    func validateValues(rate: Double) throws {
         guard rate > 0, rate.isFinite, rate <= 10_000 else {
             throw ValidationError("--rate must be more than 0 and at most 10000 Hz, got \(rate).")
         }
@@ -345,14 +331,14 @@ struct EvaluationOptions: ParsableArguments {
         guard jitter >= 0, jitter.isFinite else { throw ValidationError("--jitter must be ≥ 0 s, got \(jitter).") }
     }
 
-    func simulationOptions(seed: UInt64) -> SimulationOptions {
+    func simulationOptions(seed: UInt64, rate: Double) -> SimulationOptions {
         SimulationOptions(
             rate: rate, sensors: .accelerometer, seed: seed, accelerometerNoise: accelerometerNoise,
             timestampJitter: jitter)
     }
 
     /// `200 scenarios (Scenario.random, seeds 1000-1199; noise seed = scenario seed; 100 Hz, noise 0.005 g)`.
-    var settingsDescription: String {
+    func settingsDescription(rate: Double) -> String {
         "\(scenarioSeeds.count) scenarios (Scenario.random, seeds \(scenarioSeeds); noise seed = scenario seed; "
             + "\(fixed(rate, 0)) Hz, noise \(accelerometerNoise) g" + (jitter > 0 ? ", jitter \(jitter) s)" : ")")
     }

@@ -23,15 +23,7 @@ struct StepsCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(
-        help: ArgumentHelp("The trace, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
-        completion: .traceFile)
-    var trace: String?
-
-    @Option(help: "Replay speed: realtime, max (the default), or a factor such as 2 or 0.5.")
-    var speed: ReplayPacing?
-
-    @OptionGroup var live: LiveEventOptions
+    @OptionGroup var input: InputOptions<FullSpeedReplay>
 
     @Option(help: "Output format: csv (a header, one row per step, a total row) or jsonl (JSON Lines).")
     var format: StepsFormat = .csv
@@ -48,11 +40,8 @@ struct StepsCommand: AsyncParsableCommand {
             valueName: "metres"))
     var stepLength: Double?
 
-    @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
-    var lenient = false
-
     func validate() throws {
-        try live.validate(trace: trace, options: .traceOnly(speed: speed != nil, lenient: lenient))
+        try input.validate()
         if height != nil && stepLength != nil { throw ValidationError("Choose one of --height and --step-length.") }
         // The flags accept what the settings accept (SettingFlags.swift).
         try validateFlag("--height", height, setting: .pedometerHeight)
@@ -73,8 +62,8 @@ struct StepsCommand: AsyncParsableCommand {
             let replaced = height != nil || (stepLength ?? 0) > 0
             let model = stepLengthModel(
                 try loadSettings(reading: [.pedometerHeight: replaced, .pedometerStepLength: replaced]))
-            try await live.withSource(trace: trace, lenient: lenient, pacing: speed ?? .max) {
-                source throws(MotionError) in try await count(from: source, model)
+            try await input.withSource { source throws(MotionError) in
+                try await count(from: source, model)
             }
         } catch {
             throw report(error)

@@ -24,25 +24,7 @@ struct StreamCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(
-        help: ArgumentHelp("The trace to replay, in the canonical CSV format; '-' reads stdin.", valueName: "file"),
-        completion: .traceFile)
-    var trace: String?
-
-    // Live devices instead of a trace: --device, --rate, … (LiveDevices.swift, Docs/Devices.md).
-    @OptionGroup var live: LiveDeviceOptions
-
-    @Flag(help: ArgumentHelp(
-        "Read the motion service (motiond) instead: its raw samples, shared with other programs (Docs/Service.md)."))
-    var service = false
-
-    @Option(name: .customLong("speed"), help: "Replay speed: realtime (the default), max, or a factor such as 2 or 0.5.")
-    var speedOption: ReplayPacing?
-
-    var speed: ReplayPacing { speedOption ?? .realTime }
-
-    @Flag(help: "Skip malformed rows instead of stopping; a count of skipped rows by reason goes to stderr.")
-    var lenient = false
+    @OptionGroup var input: InputOptions<RealTimeReplay>
 
     @Option(help: ArgumentHelp(
         "Stop after this many seconds of trace or device time, from the first sample (that sample's time + this "
@@ -56,11 +38,7 @@ struct StreamCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        let chosen = [(Input.trace, trace != nil), (.device, live.device != nil), (.service, service)]
-        let input = try validateInput(
-            chosen: chosen.filter(\.1).map(\.0), offers: [.trace, .device, .service],
-            options: .traceOnly(speed: speedOption != nil, lenient: lenient) + live.deviceOnlyOptions)
-        if input == .device { try live.validateDevice() }
+        try input.validate()
         if let duration, !(duration > 0 && duration.isFinite) {
             throw ValidationError("--duration must be a positive number of seconds, got \(duration).")
         }
@@ -72,9 +50,9 @@ struct StreamCommand: AsyncParsableCommand {
     func run() async throws {
         Interruption.install()
         do {
-            if let device = live.device {
+            if let device = input.live.device {
                 try await streamDevice(device)
-            } else if service {
+            } else if input.service {
                 try await streamService()
             } else {
                 try await stream()
@@ -90,7 +68,7 @@ struct StreamCommand: AsyncParsableCommand {
         if let filter = processing.filter { extra.append(("filter", filter.description)) }
         if processing.interval > 0 { extra.append(("update_interval_s", "\(processing.interval)")) }
         let session = LiveSession(
-            options: live, selector: device, wanted: processing.sensors?.set,
+            options: input.live, selector: device, wanted: processing.sensors?.set,
             interval: processing.interval, filter: processing.filter,
             output: .init(
                 path: "-", format: output.format, flushing: output.flushing,
@@ -161,8 +139,8 @@ struct StreamCommand: AsyncParsableCommand {
     }
 
     func stream() async throws(MotionError) {
-        let trace = self.trace ?? "-"
-        let reader = try openTrace(trace, lenient: lenient)
+        let trace = input.trace ?? "-"
+        let reader = try openTrace(trace, lenient: input.lenient)
         defer { warnAboutSkippedRows(reader) }
         let sensors = processing.sensors?.set ?? reader.sensors
         guard reader.sensors.isSuperset(of: sensors) else {
@@ -180,7 +158,7 @@ struct StreamCommand: AsyncParsableCommand {
             flushing: output.flushing)
         let limit = OutputLimit.make(duration: duration, count: count)
         try await drive(
-            .trace(reader, pacing: speed), configuration: MotionConfiguration(sensorFilter: processing.filter),
+            .trace(reader, pacing: input.speed), configuration: MotionConfiguration(sensorFilter: processing.filter),
             request: .init(sensors: sensors, updateInterval: processing.interval), flush: writer.flush
         ) { outputs throws(MotionError) in
             if let limit, !limit.admits(outputs.timestamp) { return false }

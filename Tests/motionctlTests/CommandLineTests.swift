@@ -45,7 +45,12 @@ import Testing
         (["attitude", "--service", "--sensors", "accel,gyro"], "--sensors applies to --trace only, not to --service."),
         (["orientation", "--trace", trace, "--include-base"], "--include-base applies to --device only, not to --trace."),
         (["shake", "--service", "--exit-on-disconnect"], "--exit-on-disconnect applies to --device only, not to --service."),
-        (["shake", "--trace", trace, "--rate", "50"], "--rate applies to --evaluate only, not to --trace."),
+        (["shake", "--trace", trace, "--rate", "50"], "--rate applies to --device and --evaluate only, not to --trace."),
+        // One input group on every command: the device options exist on the event commands too.
+        (["orientation", "--trace", trace, "--mount-matrix", "0, 1, 0; 1, 0, 0; 0, 0, 1"], "--mount-matrix applies to --device only, not to --trace."),
+        (["steps", "--service", "--rate", "50"], "--rate applies to --device only, not to --service."),
+        (["activity", "--trace", trace, "--timeout", "1"], "--timeout applies to --device only, not to --trace."),
+        (["attitude", "--trace", trace, "--mode", "polled"], "--mode applies to --device only, not to --trace."),
         (["shake", "--trace", trace, "--seismic", "13"], "--seismic applies to --evaluate only, not to --trace."),
         (["orientation", "--evaluate", "--speed", "2"], "--speed applies to --trace only, not to --evaluate."),
         (["steps", "--service", "--lenient"], "--lenient applies to --trace only, not to --service."),

@@ -521,6 +521,23 @@ struct DeviceCommandTests {
         }
     }
 
+    /// The event commands take the device options of the one input group: `orientation --device --mount-matrix`
+    /// reads the device through the given matrix (x and y swapped: the portrait readings become landscape left).
+    @Test func orientationTakesTheDeviceOptions() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh().bufferOnly)
+            try testbed.add(.lis3dhTrigger)
+            let child = try RunningMotionctl([
+                "orientation", "--device", "auto", "--format", "jsonl", "--mount-matrix", "0, 1, 0; 1, 0, 0; 0, 0, 1",
+            ])
+            #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
+            try testbed.feed("/dev/iio:device0", scans(0..<200))  // y ≈ −1 g: portrait without the matrix
+            #expect(try await child.wait { $0.stdout.contains("\"orientation\":\"landscapeLeft\"") }, "\(child.stdout)")
+            #expect(try await child.stop(SIGTERM) == 0)
+            #expect(!child.stdout.contains("portrait"))
+        }
+    }
+
     /// `steps --device` counts a live accelerometer's steps through MotionManager (the device asked for 25 Hz),
     /// one row per step as they are counted; SIGTERM prints the total and ends with status 0, the buffer disabled.
     @Test func stepsFromALiveDevice() async throws {
