@@ -70,7 +70,7 @@ struct InputOptions<Replay: ReplayDefault>: ParsableArguments {
         let configuration = DeviceSourceConfiguration(
             includeBase: live.includeBase, capture: live.configuration(interval: 0),
             reconnect: live.exitOnDisconnect ? .endOnDisconnect : .waitForDevice)
-        return .device(device, configuration: configuration, events: Self.report)
+        return .device(device, configuration: configuration, events: reportDeviceEvent)
     }
 
     /// Runs `body` with the chosen input as a source: the device or the service, else the trace (`nil` or `-`:
@@ -82,20 +82,6 @@ struct InputOptions<Replay: ReplayDefault>: ParsableArguments {
         defer { warnAboutSkippedRows(reader) }
         try requireAccelerometer(reader, path: path)
         try await body(.trace(reader, pacing: speed))
-    }
-
-    /// Prints a removal and a reconnection on stderr, in `stream --device`'s words.
-    static func report(_ event: IIODeviceEvent) {
-        switch event {
-        case .disconnected(let disconnection):
-            printToStandardError("motionctl: \(disconnection.error.message); waiting for a matching device")
-        case .reconnected(let details, _):
-            printToStandardError("motionctl: \(IIODeviceEvent.names(details)) connected; resuming")
-        case .monitorUnavailable(let error):
-            printToStandardError("motionctl: warning: cannot watch for devices (\(error)); a removal will end the command")
-        case .opened, .detailsChanged:
-            break
-        }
     }
 }
 
@@ -112,4 +98,18 @@ enum RealTimeReplay: ReplayDefault {
 /// Replayed as fast as it is read (`attitude`, `steps`, `activity`): a whole recording's result at once.
 enum FullSpeedReplay: ReplayDefault {
     static var pacing: ReplayPacing { .max }
+}
+
+/// Prints a removal and a reconnection of an input's device on stderr, in `stream --device`'s words.
+func reportDeviceEvent(_ event: IIODeviceEvent) {
+    switch event {
+    case .disconnected(let disconnection):
+        printToStandardError("motionctl: \(disconnection.error.message); waiting for a matching device")
+    case .reconnected(let details, _):
+        printToStandardError("motionctl: \(IIODeviceEvent.names(details)) connected; resuming")
+    case .monitorUnavailable(let error):
+        printToStandardError("motionctl: warning: cannot watch for devices (\(error)); a removal will end the command")
+    case .opened, .detailsChanged:
+        break
+    }
 }
