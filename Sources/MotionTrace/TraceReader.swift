@@ -251,7 +251,12 @@ public final class TraceReader {
     ///   `MotionError.Code.truncatedTrace` when a last line without line terminator does not parse (strict
     ///   mode), `MotionError.Code.ioFailure` when reading fails, in either mode. After an error, calling
     ///   `next()` again continues with the following line.
-    public func next() throws(MotionError) -> MotionSample? {
+    public func next() throws(MotionError) -> MotionSample? { try nextRow() }
+
+    /// ``next()``'s body, inlined into the trace source's batch read, so that each row is parsed straight into the
+    /// batch (a returned sample copied with wider moves than its fields were written with stalls the load).
+    @inline(__always)
+    func nextRow() throws(MotionError) -> MotionSample? {
         while let line = try input.nextLine() {
             if line.start < line.end, line.start.pointee == UInt8(ascii: "#") { continue }
             do throws(RowProblem) {

@@ -77,7 +77,7 @@ struct TraceSampleProvider: MotionSampleProvider {
             }
             while samples.count < maximumCount {
                 do {
-                    guard let sample = try reader.next() else { return .ended }
+                    guard let sample = try reader.nextRow() else { return .ended }
                     samples.append(sample)
                 } catch {
                     return .failed(error)
