@@ -54,7 +54,8 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
 
     /// One step of a handler drain.
     private enum Step {
-        case element(Element)
+        /// An element to hand to the handler, and the producer that waited for the room its pop made.
+        case element(Element, UnsafeContinuation<Void, Never>?)
         case error(MotionError)
         case ended(@Sendable () -> Void)
         case done
@@ -245,7 +246,11 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
                 }
                 if let element = state.items.popFirst() {
                     state.handlerThread = pthread_self()
-                    return .element(element)
+                    // The room this pop makes goes to the producer waiting for it now, in the same lock: resumed
+                    // after the handler instead, it could find the room already taken by a send made meanwhile.
+                    let producer = state.waitingProducer
+                    state.waitingProducer = nil
+                    return .element(element, producer)
                 }
                 if let end = state.end, !state.endDelivered {
                     state.endDelivered = true
@@ -264,19 +269,19 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
                 return .done
             }
             switch step {
-            case .element(let element): handler(element, nil)
+            case .element(let element, let producer):
+                producer?.resume()
+                handler(element, nil)
             case .error(let error): handler(nil, error)
             case .ended(let ended): ended()
             case .done: return
             }
-            let (waiters, producer) = state.withLock { state in
+            let waiters = state.withLock { state in
                 state.handlerThread = nil
-                let waiting = (state.stopWaiters, state.waitingProducer)
+                let waiters = state.stopWaiters
                 state.stopWaiters = []
-                state.waitingProducer = nil
-                return waiting
+                return waiters
             }
-            producer?.resume()
             waiters.forEach { $0.signal() }
         }
     }
