@@ -38,7 +38,10 @@ public import RealModule
 ///    `Configuration.confirmationSteps` (default 10) steps, they are all counted at once (retroactively, as
 ///    phone pedometers do), and each later step that passes the tests is counted as it comes. A run that starts
 ///    within the longest stride (`2/fmin`, 2 s) of the last counted step *resumes* a walk and needs only
-///    `Configuration.resumeSteps` (default 4: two strides, each tested) before it is counted.
+///    `Configuration.resumeSteps` (default 4: two strides, each tested) before it is counted. It also counts the
+///    steps its break lost: when the cadences before and after agree within the stride tolerance, the
+///    `round(gap / period) − 1` steps of the gap before its first step, up to `Configuration.maximumBridgedSteps`
+///    (default 2, what one missed or extra trigger loses), spread evenly over the gap.
 ///
 /// A gap between samples longer than the longest step (`1/fmin`, 1 s by default) restarts the filters and the
 /// run. Docs/Pedometer.md gives the source of every constant.
@@ -100,6 +103,10 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         /// of the last counted step). Default 4: the fewest for which two strides have been tested, the second
         /// against the first. At most `confirmationSteps`.
         @usableFromInline package var resumeSteps: Int
+        /// The most steps a resumed run adds for the gap before it (`bridgedStepCount`). Default 2: what one
+        /// detection fault loses (a missed trigger one step, an extra trigger two: its stride and the next fail).
+        /// 0 adds none.
+        @usableFromInline package var maximumBridgedSteps: Int
 
         /// Creates a configuration; every parameter has the documented default.
         ///
@@ -125,7 +132,8 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             maximumExcursion: Scalar = 0.1,
             maximumLinearity: Scalar = 0.95,
             confirmationSteps: Int = 10,
-            resumeSteps: Int = 4
+            resumeSteps: Int = 4,
+            maximumBridgedSteps: Int = 2
         ) {
             precondition(
                 gravityTimeConstant > 0 && gravityTimeConstant.isFinite,
@@ -170,6 +178,9 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             precondition(
                 resumeSteps >= 2 && resumeSteps <= confirmationSteps,
                 "The resume steps must be in 2...confirmationSteps, got \(resumeSteps).")
+            precondition(
+                maximumBridgedSteps >= 0 && resumeSteps + maximumBridgedSteps <= StepTimes.capacity,
+                "The bridged steps must be in 0...(16 − resumeSteps), got \(maximumBridgedSteps).")
             self.gravityTimeConstant = gravityTimeConstant
             self.smoothingCutoff = smoothingCutoff
             self.highPassCutoff = highPassCutoff
@@ -186,6 +197,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             self.maximumLinearity = maximumLinearity
             self.confirmationSteps = confirmationSteps
             self.resumeSteps = resumeSteps
+            self.maximumBridgedSteps = maximumBridgedSteps
         }
 
         /// The longest step, in seconds (`1/fmin`): a gap between samples longer than this restarts the detector.
@@ -212,6 +224,8 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     @usableFromInline var newStepCount = 0
     @usableFromInline var lastCountedTime: Double?
     @usableFromInline var currentCadence: Double = 0
+    /// The cadence (steps/s) when the last step was counted: the walk's before a break.
+    @usableFromInline var lastCountedCadence: Double = 0
     @usableFromInline var stepping = false
     @usableFromInline var lastStrideAmplitude: Scalar = 0
     /// The gravity estimate, in g; zero before the first sample.
@@ -393,6 +407,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         stepping = false
         resuming = false
         currentCadence = 0
+        lastCountedCadence = 0  // nothing is bridged across a gap in the samples
         pending.removeAll()
         candidates = CandidateHistory()
     }
@@ -440,18 +455,54 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             newStepCount = 1
             lastCountedTime = timestamp
             currentCadence = 2 / stride
+            countedStride(stride)
             return
         }
         pending.append(timestamp)
         if pending.count >= (resuming ? configuration.resumeSteps : configuration.confirmationSteps) {
             stepping = true
-            countedTimes = pending
-            newStepCount = pending.count
-            stepCount += pending.count
-            lastCountedTime = timestamp
             currentCadence = 2 / stride
+            countedTimes.removeAll()
+            // A resumed walk: the steps the fault lost before the run's first step, spread evenly over the gap.
+            if resuming, let last = lastCountedTime {
+                let first = pending[0]
+                let bridged = bridgedStepCount(gap: first - last, cadence: currentCadence)
+                var k = 1
+                while k <= bridged {
+                    countedTimes.append(last + (first - last) * Double(k) / Double(bridged + 1))
+                    k += 1
+                }
+            }
+            for index in 0..<pending.count { countedTimes.append(pending[index]) }
+            newStepCount = countedTimes.count
+            stepCount += countedTimes.count
+            lastCountedTime = timestamp
+            countedStride(stride)
             pending.removeAll()
         }
+    }
+
+    /// Keeps what a later resumed run compares its gap with: the counted stride's cadence.
+    @inlinable
+    mutating func countedStride(_ stride: Double) {
+        lastCountedCadence = currentCadence
+    }
+
+    /// How many steps a detection fault lost in the `gap` (seconds) between the last counted step and the first
+    /// step of a run that resumes the walk at `cadence` (steps/s): the steps of a whole number of periods that
+    /// were not counted (`round(gap / period) − 1`, the period from the mean of the cadences before and after).
+    /// None when the cadences differ by more than the stride tolerance (another gait, not a fault), or when more
+    /// than `maximumBridgedSteps` are missing (a pause, not a fault). A pause of one or two steps' time at the
+    /// walk's cadence cannot be told from a fault (the walker's last step and first step fill most of it): it is
+    /// bridged too, so it adds at most that many steps.
+    @inlinable
+    func bridgedStepCount(gap: Double, cadence: Double) -> Int {
+        guard configuration.maximumBridgedSteps > 0, lastCountedCadence > 0, cadence > 0, gap > 0 else { return 0 }
+        guard abs(cadence / lastCountedCadence - 1) <= configuration.strideTolerance else { return 0 }
+        let period = 2 / (cadence + lastCountedCadence)
+        let missing = (gap / period).rounded() - 1
+        guard missing >= 1, missing <= Double(configuration.maximumBridgedSteps) else { return 0 }
+        return Int(missing)
     }
 
     /// The tests on the stride that the newest candidate ends (``Configuration``).
