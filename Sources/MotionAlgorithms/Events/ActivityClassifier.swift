@@ -21,7 +21,7 @@ public enum MotionActivityKind: String, Hashable, Sendable, CaseIterable, Custom
 public enum MotionActivityConfidence: String, Hashable, Sendable, CaseIterable, Comparable, CustomStringConvertible {
     /// `unknown` is always low.
     case low
-    /// Near a boundary: a cadence within ``ActivityClassifier/Configuration/cadenceMargin`` of the walk/run
+    /// Near a boundary: a cadence within `ActivityClassifier.Configuration.cadenceMargin` of the walk/run
     /// boundary, or stillness close to the threshold.
     case medium
     /// Far from every boundary.
@@ -63,18 +63,18 @@ public struct MotionActivity: Hashable, Sendable, CustomStringConvertible {
 ///
 /// Each sample gives a *candidate*:
 /// - **walking** or **running** while the ``StepDetector`` is counting steps (its gait tests pass and the last
-///   step is at most ``Configuration/stepTimeout`` old, 1.5 s by default). Running when the cadence is at least
-///   ``Configuration/runningCadence`` (default 2.5 steps/s, 150 steps/min); with hysteresis: a runner stays running
+///   step is at most `Configuration.stepTimeout` old, 1.5 s by default). Running when the cadence is at least
+///   `Configuration.runningCadence` (default 2.5 steps/s, 150 steps/min); with hysteresis: a runner stays running
 ///   down to `runningCadence − cadenceHysteresis` (2.4 steps/s), a walker becomes a runner above
 ///   `runningCadence + cadenceHysteresis` (2.6 steps/s).
 /// - **stationary** when the RMS of the user acceleration (exponentially weighted, time constant
-///   ``Configuration/stillnessTimeConstant``, 0.5 s) is at most ``Configuration/stillnessThreshold`` (0.015 g).
+///   `Configuration.stillnessTimeConstant`, 0.5 s) is at most `Configuration.stillnessThreshold` (0.015 g).
 /// - **unknown** otherwise: moving without steps (a vehicle, a bicycle, a device handled or shaken).
 ///
 /// The reported activity changes to a candidate only once the candidate has held for
-/// ``Configuration/dwellTime`` (default 2 s), so brief pauses, single stumbles and bumps do not flip it.
+/// `Configuration.dwellTime` (default 2 s), so brief pauses, single stumbles and bumps do not flip it.
 /// Confidence: `unknown` is low; walking or running is high when the cadence is at least
-/// ``Configuration/cadenceMargin`` away from the walk/run boundary, else medium; stationary is high when the RMS
+/// `Configuration.cadenceMargin` away from the walk/run boundary, else medium; stationary is high when the RMS
 /// is under half the threshold, else medium.
 ///
 /// A pure value-type state machine: no clock, no I/O, no allocation. Generic over `Float` and `Double`.
@@ -82,36 +82,36 @@ public struct ActivityClassifier<Scalar: MotionScalar>: Sendable {
     /// The classifier's settings. Every default is documented with its unit.
     public struct Configuration: Hashable, Sendable {
         /// The step detector's settings.
-        public var steps: StepDetector<Scalar>.Configuration
+        @usableFromInline package var steps: StepDetector<Scalar>.Configuration
         /// The cadence from which steps are running, in steps per second. Default 2.5 steps/s.
-        public var runningCadence: Double
-        /// Half the dead band around ``runningCadence``, in steps per second. Default 0.1 steps/s.
-        public var cadenceHysteresis: Double
-        /// How far the cadence must be from ``runningCadence`` for a high confidence, in steps per second.
+        @usableFromInline package var runningCadence: Double
+        /// Half the dead band around `runningCadence`, in steps per second. Default 0.1 steps/s.
+        @usableFromInline package var cadenceHysteresis: Double
+        /// How far the cadence must be from `runningCadence` for a high confidence, in steps per second.
         /// Default 0.3 steps/s.
-        public var cadenceMargin: Double
+        @usableFromInline package var cadenceMargin: Double
         /// The weight of each new step's cadence in the smoothed cadence, in (0, 1]. Default 0.2 (about the last
         /// five steps).
-        public var cadenceSmoothing: Double
+        @usableFromInline package var cadenceSmoothing: Double
         /// How old the last step may be while walking or running, in seconds. Default 1.5 s (1.5 × the longest
         /// step).
-        public var stepTimeout: Double
+        @usableFromInline package var stepTimeout: Double
         /// The largest RMS user acceleration of a still device, in g. Default 0.015 g (phone accelerometers
         /// have 1–3 mg of noise; walking gives 50 mg or more).
-        public var stillnessThreshold: Scalar
+        @usableFromInline package var stillnessThreshold: Scalar
         /// The time constant of the mean square, in seconds. Default 0.5 s (about one stride).
-        public var stillnessTimeConstant: Double
+        @usableFromInline package var stillnessTimeConstant: Double
         /// How long a candidate must hold before it is reported, in seconds. Default 2 s.
-        public var dwellTime: Double
+        @usableFromInline package var dwellTime: Double
         /// How long unexplained motion (``MotionActivityKind/unknown``) must hold before it is reported, in
         /// seconds. Default 10 s: the time the step detector may need to confirm a walk (10 steps at the slowest
         /// cadence, 1 step/s), so that the start of a walk, or a run of steps being re-confirmed, does not flip
         /// the activity to unknown.
-        public var unknownDwellTime: Double
+        @usableFromInline package var unknownDwellTime: Double
 
         /// Creates a configuration; every parameter has the documented default.
         /// - Precondition: every value is positive and finite; `cadenceHysteresis < runningCadence`.
-        public init(
+        @usableFromInline package init(
             steps: StepDetector<Scalar>.Configuration = .init(), runningCadence: Double = 2.5,
             cadenceHysteresis: Double = 0.1, cadenceMargin: Double = 0.3, stepTimeout: Double = 1.5,
             stillnessThreshold: Scalar = 0.015, stillnessTimeConstant: Double = 0.5, dwellTime: Double = 2,
@@ -149,9 +149,9 @@ public struct ActivityClassifier<Scalar: MotionScalar>: Sendable {
     /// The reported activity: ``MotionActivityKind/unknown`` (low) until a candidate has held for the dwell time.
     @inlinable public var activity: MotionActivity { reported }
     /// The RMS user acceleration, in g.
-    @inlinable public var motionRMS: Scalar { meanSquare.squareRoot() }
+    @inlinable package var motionRMS: Scalar { meanSquare.squareRoot() }
     /// The cadence averaged over the last few counted steps, in steps per second.
-    @inlinable public var smoothedCadence: Double { averageCadence }
+    @inlinable package var smoothedCadence: Double { averageCadence }
 
     @usableFromInline var detector: StepDetector<Scalar>
     @usableFromInline var reported: MotionActivity

@@ -156,10 +156,10 @@ public struct OrientationClassifier<Scalar: MotionScalar>: Sendable {
     /// flat; ``IIOSensorProxyOrientation/undefined`` before the first upright one.
     @inlinable public var iioSensorProxyOrientation: IIOSensorProxyOrientation { lastUpright }
     /// The low-passed acceleration (the gravity estimate), in g; zero before the first sample.
-    @inlinable public var gravity: SIMD3<Scalar> { filter.value }
+    @inlinable package var gravity: SIMD3<Scalar> { filter.value }
     /// `true` while the device counts as being moved: a sample within the last ``Configuration/settleTime``
     /// had a magnitude more than ``Configuration/accelerationTolerance`` away from 1 g.
-    @inlinable public var isAccelerating: Bool {
+    @inlinable package var isAccelerating: Bool {
         guard let moved = lastMovement, let now = filter.lastTimestamp else { return false }
         return now - moved < configuration.settleTime
     }

@@ -149,9 +149,9 @@ public struct ShakeDetector<Scalar: MotionScalar>: Sendable {
     /// ``ShakeEvent/Phase/cancelled(_:)``.
     @inlinable public var isShaking: Bool { phase == .active }
     /// The linear acceleration after gravity removal and smoothing, in g; zero before the second sample.
-    @inlinable public var linearAcceleration: SIMD3<Scalar> { smoothed }
+    @inlinable package var linearAcceleration: SIMD3<Scalar> { smoothed }
     /// The gravity estimate, in g; zero before the first sample.
-    @inlinable public var gravity: SIMD3<Scalar> { gravityEstimate }
+    @inlinable package var gravity: SIMD3<Scalar> { gravityEstimate }
 
     @usableFromInline var gravityEstimate: SIMD3<Scalar> = .zero
     @usableFromInline var smoothed: SIMD3<Scalar> = .zero
