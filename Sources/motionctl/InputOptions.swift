@@ -24,7 +24,9 @@ struct InputOptions<Replay: ReplayDefault>: ParsableArguments {
 
     @Option(
         name: .customLong("speed"),
-        help: ArgumentHelp("Replay speed: realtime, max, or a factor such as 2 or 0.5 (default: \(Replay.pacing.defaultValueDescription)).",
+        help: ArgumentHelp(
+            "Replay speed: realtime, max, or a factor such as 2 or 0.5 "
+                + "(default: \(Replay.pacing.defaultValueDescription)).",
             valueName: "speed"))
     var speedOption: ReplayPacing?
 
@@ -33,9 +35,6 @@ struct InputOptions<Replay: ReplayDefault>: ParsableArguments {
 
     /// `--speed`, or the command's default.
     var speed: ReplayPacing { speedOption ?? Replay.pacing }
-
-    /// `true` with --device or --service.
-    var isLive: Bool { live.device != nil || service }
 
     /// The inputs chosen, `--evaluate` included for a command that offers it.
     func chosen(evaluate: Bool = false) -> [Input] {
@@ -52,7 +51,8 @@ struct InputOptions<Replay: ReplayDefault>: ParsableArguments {
         let offers: [Input] = offersEvaluate ? Input.allCases : [.trace, .device, .service]
         // --rate is the rate of the samples: asked of a device, or simulated by --evaluate.
         let deviceOptions = live.deviceOnlyOptions.map { option in
-            option.name == "--rate" && offersEvaluate ? .init(option.name, given: option.given, for: [.device, .evaluate]) : option
+            guard option.name == "--rate" && offersEvaluate else { return option }
+            return InputSpecificOption(option.name, given: option.given, for: [.device, .evaluate])
         }
         let input = try validateInput(
             chosen: chosen(evaluate: evaluate), offers: offers,
