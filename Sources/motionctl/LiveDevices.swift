@@ -79,6 +79,7 @@ struct LiveDeviceOptions: ParsableArguments {
     }
 
     func validateDevice() throws {
+        if device?.isEmpty == true { throw ValidationError("--device needs a value: auto, or a device's name or path.") }
         if let rate, !(rate > 0 && rate.isFinite) {
             throw ValidationError("--rate must be a positive number of hertz, got \(rate).")
         }

@@ -20,6 +20,11 @@ import Testing
         (["shake"], "Give an input: --trace FILE, --device auto|NAME|PATH, --service, or --evaluate."),
         (["orientation"], "Give an input: --trace FILE, --device auto|NAME|PATH, --service, or --evaluate."),
         (["stream"], "Give an input: --trace FILE, --device auto|NAME|PATH, or --service."),
+        // An empty --device is a usage error for every command that reads a device, as motiond's is.
+        (["stream", "--device", ""], "--device needs a value: auto, or a device's name or path."),
+        (["shake", "--device", ""], "--device needs a value: auto, or a device's name or path."),
+        (["steps", "--device", ""], "--device needs a value: auto, or a device's name or path."),
+        (["record", "--device", "", "--output", "-"], "--device needs a value: auto, or a device's name or path."),
     ])
     func rejectsOutOfRangeValuesByName(arguments: [String], message: String) async throws {
         let result = try await Motionctl.run(arguments)
