@@ -224,8 +224,6 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     @usableFromInline var newStepCount = 0
     @usableFromInline var lastCountedTime: Double?
     @usableFromInline var currentCadence: Double = 0
-    /// The cadence (steps/s) when the last step was counted: the walk's before a break.
-    @usableFromInline var lastCountedCadence: Double = 0
     @usableFromInline var stepping = false
     @usableFromInline var lastStrideAmplitude: Scalar = 0
     /// The gravity estimate, in g; zero before the first sample.
@@ -406,8 +404,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         resetStepMeasures()
         stepping = false
         resuming = false
-        currentCadence = 0
-        lastCountedCadence = 0  // nothing is bridged across a gap in the samples
+        currentCadence = 0  // so nothing is bridged across a gap in the samples
         pending.removeAll()
         candidates = CandidateHistory()
     }
@@ -455,18 +452,16 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             newStepCount = 1
             lastCountedTime = timestamp
             currentCadence = 2 / stride
-            countedStride(stride)
             return
         }
         pending.append(timestamp)
         if pending.count >= (resuming ? configuration.resumeSteps : configuration.confirmationSteps) {
             stepping = true
-            currentCadence = 2 / stride
             countedTimes.removeAll()
             // A resumed walk: the steps the fault lost before the run's first step, spread evenly over the gap.
             if resuming, let last = lastCountedTime {
                 let first = pending[0]
-                let bridged = bridgedStepCount(gap: first - last, cadence: currentCadence)
+                let bridged = bridgedStepCount(gap: first - last, cadence: 2 / stride)
                 var k = 1
                 while k <= bridged {
                     countedTimes.append(last + (first - last) * Double(k) / Double(bridged + 1))
@@ -477,29 +472,25 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             newStepCount = countedTimes.count
             stepCount += countedTimes.count
             lastCountedTime = timestamp
-            countedStride(stride)
+            currentCadence = 2 / stride
             pending.removeAll()
         }
     }
 
-    /// Keeps what a later resumed run compares its gap with: the counted stride's cadence.
-    @inlinable
-    mutating func countedStride(_ stride: Double) {
-        lastCountedCadence = currentCadence
-    }
-
     /// How many steps a detection fault lost in the `gap` (seconds) between the last counted step and the first
     /// step of a run that resumes the walk at `cadence` (steps/s): the steps of a whole number of periods that
-    /// were not counted (`round(gap / period) − 1`, the period from the mean of the cadences before and after).
+    /// were not counted (`round(gap / period) − 1`, the period from the mean of `cadence` and the walk's before the
+    /// break: `currentCadence`, which holds the last counted stride's until the resumed run is counted).
     /// None when the cadences differ by more than the stride tolerance (another gait, not a fault), or when more
     /// than `maximumBridgedSteps` are missing (a pause, not a fault). A pause of one or two steps' time at the
     /// walk's cadence cannot be told from a fault (the walker's last step and first step fill most of it): it is
     /// bridged too, so it adds at most that many steps.
     @inlinable
     func bridgedStepCount(gap: Double, cadence: Double) -> Int {
-        guard configuration.maximumBridgedSteps > 0, lastCountedCadence > 0, cadence > 0, gap > 0 else { return 0 }
-        guard abs(cadence / lastCountedCadence - 1) <= configuration.strideTolerance else { return 0 }
-        let period = 2 / (cadence + lastCountedCadence)
+        let before = currentCadence  // 0 after a gap in the samples: nothing to bridge across it
+        guard configuration.maximumBridgedSteps > 0, before > 0, cadence > 0, gap > 0 else { return 0 }
+        guard abs(cadence / before - 1) <= configuration.strideTolerance else { return 0 }
+        let period = 2 / (cadence + before)
         let missing = (gap / period).rounded() - 1
         guard missing >= 1, missing <= Double(configuration.maximumBridgedSteps) else { return 0 }
         return Int(missing)
