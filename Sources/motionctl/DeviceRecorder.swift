@@ -70,13 +70,10 @@ struct DeviceRecorder: Sendable {
         let sources = DeviceSelector(selector).sources(
             from: try IIODeviceDiscovery.devices(includeBase: includeBase), sensors: asked)
         guard !sources.isEmpty else { return }
-        let has = sources.reduce(SensorSet()) { $0.union($1.device.sensorSet) }
-        guard !has.isSuperset(of: asked) else { return }
         let names = sources.map { "\($0.device.id) (\($0.device.name))" }.joined(separator: ", ")
-        throw MotionError(
-            .invalidArgument,
-            "--sensors asks for \(asked.subtracting(has)), which --device \(selector) does not have: \(names) has "
-                + "\(has); choose --sensors among those")
+        try requireAskedSensors(
+            asked, have: sources.reduce(SensorSet()) { $0.union($1.device.sensorSet) }, input: "--device \(selector)",
+            holder: names)
     }
 
     /// How far a recording is, as ``run(report:progress:)`` tells it after every batch of samples.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import MotionCore
 
 /// The inputs a command reads from: one of them per run.
 enum Input: String, CaseIterable, Sendable {
@@ -73,4 +74,14 @@ private func listed(_ words: [String], _ conjunction: String) -> String {
         let comma = conjunction == "or" ? "," : ""
         return words.dropLast().joined(separator: ", ") + "\(comma) \(conjunction) \(words.last!)"
     }
+}
+
+/// `--sensors` on a device or the service: every sensor `asked` must be among those the input `have`s; else a usage
+/// error that names the missing ones and what `holder` (the devices, or "it") has.
+func requireAskedSensors(_ asked: SensorSet, have: SensorSet, input: String, holder: String) throws(MotionError) {
+    guard !have.isSuperset(of: asked) else { return }
+    throw MotionError(
+        .invalidArgument,
+        "--sensors asks for \(asked.subtracting(have)), which \(input) does not have: \(holder) has \(have); "
+            + "choose --sensors among those")
 }

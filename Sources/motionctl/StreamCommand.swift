@@ -99,11 +99,8 @@ struct StreamCommand: AsyncParsableCommand {
             let available = manager.availableSensors
             // --sensors must all be there, as on a device; without it, those the service has. Nothing available: the
             // service cannot be reached, and the run says why.
-            if let asked, !available.isEmpty, !available.isSuperset(of: asked) {
-                throw MotionError(
-                    .invalidArgument,
-                    "--sensors asks for \(asked.subtracting(available)), which the motion service does not have: it "
-                        + "has \(available); choose --sensors among those")
+            if let asked, !available.isEmpty {
+                try requireAskedSensors(asked, have: available, input: "the motion service", holder: "it")
             }
             let sensors = available.isEmpty ? wanted : wanted.intersection(available)
             guard !sensors.isEmpty else {
