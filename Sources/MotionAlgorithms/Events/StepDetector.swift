@@ -41,7 +41,11 @@ public import RealModule
 ///    `Configuration.resumeSteps` (default 4: two strides, each tested) before it is counted. It also counts the
 ///    steps its break lost: when the cadences before and after agree within the stride tolerance, the
 ///    `round(gap / period) − 1` steps of the gap before its first step, up to `Configuration.maximumBridgedSteps`
-///    (default 2, what one missed or extra trigger loses), spread evenly over the gap.
+///    (default 2, what one missed or extra trigger loses), spread evenly over the gap. The same holds before a
+///    walk is confirmed: a run that a fault broke after at least one tested stride is *continued* by the next
+///    run when their cadences and the gap between them agree in the same way, so once that run is counted, the
+///    broken run's steps and the steps bridged between them are counted with it (the next run still needs its
+///    own confirmation).
 ///
 /// A gap between samples longer than the longest step (`1/fmin`, 1 s by default) restarts the filters and the
 /// run. Docs/Pedometer.md gives the source of every constant.
@@ -97,15 +101,15 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         /// The largest fraction of the stride's user-acceleration energy that may lie along one line, in
         /// (0, 1]. Default 0.95.
         @usableFromInline package var maximumLinearity: Scalar
-        /// How many regular steps in a row are needed before any is counted. Default 10 (at most 16).
+        /// How many regular steps in a row are needed before any is counted. Default 10 (at most 32).
         @usableFromInline package var confirmationSteps: Int
         /// How many regular steps in a row a run needs when it resumes a walk (it starts within the longest stride
         /// of the last counted step). Default 4: the fewest for which two strides have been tested, the second
         /// against the first. At most `confirmationSteps`.
         @usableFromInline package var resumeSteps: Int
-        /// The most steps a resumed run adds for the gap before it (`bridgedStepCount`). Default 2: what one
-        /// detection fault loses (a missed trigger one step, an extra trigger two: its stride and the next fail).
-        /// 0 adds none.
+        /// The most steps a resumed or a continued run adds for the gap before it (`missingStepCount`). Default 2:
+        /// what one detection fault loses (a missed trigger one step, an extra trigger two: its stride and the next
+        /// fail). 0 adds none. At most `(32 − confirmationSteps) / 2`.
         @usableFromInline package var maximumBridgedSteps: Int
 
         /// Creates a configuration; every parameter has the documented default.
@@ -179,8 +183,8 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
                 resumeSteps >= 2 && resumeSteps <= confirmationSteps,
                 "The resume steps must be in 2...confirmationSteps, got \(resumeSteps).")
             precondition(
-                maximumBridgedSteps >= 0 && resumeSteps + maximumBridgedSteps <= StepTimes.capacity,
-                "The bridged steps must be in 0...(16 − resumeSteps), got \(maximumBridgedSteps).")
+                maximumBridgedSteps >= 0 && confirmationSteps + 2 * maximumBridgedSteps <= StepTimes.capacity,
+                "The bridged steps must be in 0...(\(StepTimes.capacity) − confirmationSteps) / 2, got \(maximumBridgedSteps).")
             self.gravityTimeConstant = gravityTimeConstant
             self.smoothingCutoff = smoothingCutoff
             self.highPassCutoff = highPassCutoff
@@ -262,11 +266,20 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     @usableFromInline var candidates = CandidateHistory()
     /// Gravity's direction at the first step of the current run.
     @usableFromInline var runDirection: SIMD3<Scalar> = .zero
-    /// The current run's steps not yet counted (while it is not confirmed), then the steps counted by the last
-    /// update.
+    /// The current run's steps not yet counted (while it is not confirmed): those of a run it continues
+    /// (`carried`, joined at its first tested stride), the steps bridged between them, then its own.
     @usableFromInline var pending = StepTimes()
+    /// How many of `pending` come from a run the current run continues (and the steps bridged to it).
+    @usableFromInline var joinedCount = 0
     /// Whether the current run resumes a walk (`Configuration.resumeSteps`).
     @usableFromInline var resuming = false
+    /// Two over the last tested stride of the current unconfirmed run, in steps/s; 0 before one has passed.
+    @usableFromInline var runCadence: Double = 0
+    /// The steps of the last unconfirmed run a fault broke after a tested stride: the next run continues them when
+    /// its first stride agrees (`joinCarried`).
+    @usableFromInline var carried = StepTimes()
+    @usableFromInline var carriedCadence: Double = 0
+    @usableFromInline var carriedResuming = false
     @usableFromInline var countedTimes = StepTimes()
 
     /// Creates a detector.
@@ -367,6 +380,9 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         lastTimestamp = nil
         stepping = false
         pending.removeAll()
+        joinedCount = 0
+        runCadence = 0
+        carried.removeAll()
         candidates = CandidateHistory()
     }
 
@@ -406,6 +422,9 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         resuming = false
         currentCadence = 0  // so nothing is bridged across a gap in the samples
         pending.removeAll()
+        joinedCount = 0
+        runCadence = 0
+        carried.removeAll()
         candidates = CandidateHistory()
     }
 
@@ -434,11 +453,16 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             return
         }
         guard passesGaitTests() else {
+            // An unconfirmed run that has passed a stride test may have been broken by a fault (a missed or an
+            // extra trigger): the next run continues it if their strides agree.
+            if !stepping && runCadence > 0 { carryPending() }
             // This candidate starts a new run, which resumes the walk when the last counted step is recent.
             resuming = lastCountedTime.map { timestamp - $0 <= 2 * configuration.longestStep } ?? false
             stepping = false
             pending.removeAll()
             pending.append(timestamp)
+            joinedCount = 0
+            runCadence = 0
             runDirection = down
             candidates.keepNewest()
             return
@@ -455,7 +479,9 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             return
         }
         pending.append(timestamp)
-        if pending.count >= (resuming ? configuration.resumeSteps : configuration.confirmationSteps) {
+        if runCadence == 0 && carried.count > 0 { joinCarried(cadence: 2 / stride) }
+        runCadence = 2 / stride
+        if pending.count - joinedCount >= (resuming ? configuration.resumeSteps : configuration.confirmationSteps) {
             stepping = true
             countedTimes.removeAll()
             // A resumed walk: the steps the fault lost before the run's first step, spread evenly over the gap.
@@ -474,7 +500,57 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             lastCountedTime = timestamp
             currentCadence = 2 / stride
             pending.removeAll()
+            joinedCount = 0
+            carried.removeAll()
         }
+    }
+
+    /// Keeps the steps of the unconfirmed run a gait test just broke (its newest ones, so that a run that continues
+    /// them fits `StepTimes` with the steps bridged on either side), for `joinCarried`.
+    @inlinable
+    mutating func carryPending() {
+        let limit = StepTimes.capacity - configuration.confirmationSteps - 2 * configuration.maximumBridgedSteps
+        carried.removeAll()
+        var index = max(0, pending.count - limit)
+        while index < pending.count {
+            carried.append(pending[index])
+            index += 1
+        }
+        carriedCadence = runCadence
+        carriedResuming = resuming
+    }
+
+    /// At the first tested stride of a run (cadence in steps/s): continues the carried run when the two agree
+    /// as a walk broken by one fault does (`missingStepCount`), with the missing steps spread evenly over the gap.
+    @inlinable
+    mutating func joinCarried(cadence: Double) {
+        defer { carried.removeAll() }
+        let last = carried[carried.count - 1]
+        let first = pending[0]
+        guard let missing = missingStepCount(gap: first - last, before: carriedCadence, after: cadence) else { return }
+        var joined = carried
+        var k = 1
+        while k <= missing {
+            joined.append(last + (first - last) * Double(k) / Double(missing + 1))
+            k += 1
+        }
+        joinedCount = joined.count
+        for index in 0..<pending.count { joined.append(pending[index]) }
+        pending = joined
+        resuming = resuming || carriedResuming
+    }
+
+    /// How many steps one detection fault lost in the `gap` (seconds) between a step of a walk at cadence `before`
+    /// and a step of one at cadence `after` (steps/s): `round(gap / period) − 1`, the period from the mean
+    /// cadence. `nil` when the two are not one walk broken by a fault: cadences that differ by more than the
+    /// stride tolerance (another gait), or more than `maximumBridgedSteps` missing (a pause).
+    @inlinable
+    func missingStepCount(gap: Double, before: Double, after: Double) -> Int? {
+        guard before > 0, after > 0, gap > 0 else { return nil }
+        guard abs(after / before - 1) <= configuration.strideTolerance else { return nil }
+        let missing = (gap / (2 / (after + before))).rounded() - 1
+        guard missing >= 0, missing <= Double(configuration.maximumBridgedSteps) else { return nil }
+        return Int(missing)
     }
 
     /// How many steps a detection fault lost in the `gap` (seconds) between the last counted step and the first
@@ -487,13 +563,8 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     /// bridged too, so it adds at most that many steps.
     @inlinable
     func bridgedStepCount(gap: Double, cadence: Double) -> Int {
-        let before = currentCadence  // 0 after a gap in the samples: nothing to bridge across it
-        guard configuration.maximumBridgedSteps > 0, before > 0, cadence > 0, gap > 0 else { return 0 }
-        guard abs(cadence / before - 1) <= configuration.strideTolerance else { return 0 }
-        let period = 2 / (cadence + before)
-        let missing = (gap / period).rounded() - 1
-        guard missing >= 1, missing <= Double(configuration.maximumBridgedSteps) else { return 0 }
-        return Int(missing)
+        // currentCadence is 0 after a gap in the samples: nothing is bridged across it.
+        missingStepCount(gap: gap, before: currentCadence, after: cadence) ?? 0
     }
 
     /// The tests on the stride that the newest candidate ends (``Configuration``).
@@ -598,12 +669,12 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     }
 }
 
-/// Up to 16 step times, in fixed storage (no allocation).
+/// Up to 32 step times, in fixed storage (no allocation).
 public struct StepTimes: Sendable {
     /// The most times it holds.
-    public static var capacity: Int { 16 }
+    public static var capacity: Int { 32 }
 
-    @usableFromInline var storage = SIMD16<Double>()
+    @usableFromInline var storage = SIMD32<Double>()
     @usableFromInline var storedCount = 0
     /// How many times it holds.
     @inlinable public var count: Int { storedCount }

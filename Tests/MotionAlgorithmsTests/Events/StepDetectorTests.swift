@@ -105,6 +105,39 @@ import TestThreads
         #expect(counted == counted.sorted())
     }
 
+    /// A fault before a walk is confirmed (a missed trigger at step 5, or at steps 4 and 9) breaks the run; the run
+    /// after it continues the broken one, so the steps before the fault and the missed one are counted too.
+    @Test(arguments: [[5], [4, 9]] as [[Int]])
+    func aFaultBeforeTheWalkIsConfirmedLosesNoStep(weak: [Int]) {
+        for cadence in [1.6, 1.9, 2.2] {
+            var gait = GaitSignal(steps: 40, cadence: cadence, amplitude: 0.2, seed: 31)
+            gait.weakSteps = Set(weak)
+            let steps = Self.count(gait)
+            // Before runs were continued, the steps before the last fault (6 or 10) were lost.
+            #expect(steps.count >= 40 - 1 && steps.count <= 40, "cadence \(cadence), weak \(weak): \(steps.count)")
+            #expect(steps == steps.sorted())
+            let offsets = steps.map { t in gait.stepTimes.map { t - $0 }.min { abs($0) < abs($1) }! }
+            #expect(offsets.allSatisfy { abs($0) < gait.period / 2 }, "\(offsets.filter { abs($0) >= gait.period / 2 })")
+        }
+    }
+
+    /// A few steps (fewer than the confirmation), a pause of more than three steps' time, then a walk: the few
+    /// steps are not one walk with the rest, so they stay uncounted. (A pause of up to two steps' time cannot be
+    /// told from a fault, as for bridging: `aPauseAddsAtMostTwoSteps`.)
+    @Test(arguments: [1.6, 1.9, 2.2])
+    func aShortWalkBeforeAPauseIsNotJoinedToTheNextWalk(cadence: Double) {
+        for pause in [2.6, 4.0] {
+            let first = GaitSignal(steps: 6, cadence: cadence, amplitude: 0.2, start: 2, seed: 5)
+            let second = GaitSignal(
+                steps: 30, cadence: cadence, amplitude: 0.2, start: first.stepTimes.last! + pause, seed: 6)
+            let signal = { (t: Double) -> SIMD3<Double> in t < first.end ? first.reading(t) : second.reading(t) }
+            var detector = StepDetector<Double>()
+            let counted = detector.steps(readings(signal, at: sampleTimes(from: 0, to: second.end + 3, rate: 100)))
+            #expect(counted.count >= 30 - 1 && counted.count <= 30, "cadence \(cadence), pause \(pause) s: \(counted.count)")
+            #expect(counted.allSatisfy { $0 > first.end }, "pause \(pause) s: \(counted.filter { $0 <= first.end })")
+        }
+    }
+
     /// What bridging costs: a walker who stops for one or two steps' time and walks on at the same cadence cannot
     /// be told from a detection fault, so at most two steps are added; a longer pause adds none.
     @Test(arguments: [1.6, 1.9, 2.2])
