@@ -45,7 +45,9 @@ public import RealModule
 ///    walk is confirmed: a run that a fault broke after at least one tested stride is *continued* by the next
 ///    run when their cadences and the gap between them agree in the same way, so once that run is counted, the
 ///    broken run's steps and the steps bridged between them are counted with it (the next run still needs its
-///    own confirmation).
+///    own confirmation). At a walk's start, a run's first candidate is the one that broke the last run (or the
+///    very first): when the run's first two strides disagree while each passes its own tests, that doubtful
+///    candidate is dropped and the run goes on, rather than starting again at the newest step.
 ///
 /// A gap between samples longer than the longest step (`1/fmin`, 1 s by default) restarts the filters and the
 /// run. Docs/Pedometer.md gives the source of every constant.
@@ -452,7 +454,9 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             pending.append(timestamp)
             return
         }
-        guard passesGaitTests() else {
+        let verdict = gaitVerdict()
+        if verdict == .irregular && dropsDoubtfulFirstCandidate(at: timestamp) { return }
+        guard verdict == .regular else {
             // An unconfirmed run that has passed a stride test may have been broken by a fault (a missed or an
             // extra trigger): the next run continues it if their strides agree.
             if !stepping && runCadence > 0 { carryPending() }
@@ -567,19 +571,65 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         missingStepCount(gap: gap, before: currentCadence, after: cadence) ?? 0
     }
 
+    /// What the gait tests say of the stride that the newest candidate ends.
+    @usableFromInline
+    enum GaitVerdict: Sendable {
+        /// Every test passed.
+        case regular
+        /// Every test of the stride itself passed, but it disagrees with the stride before it (the stride
+        /// tolerance): one of the two is not a stride of the walk.
+        case irregular
+        /// A test of the stride itself failed.
+        case notAGait
+    }
+
     /// The tests on the stride that the newest candidate ends (``Configuration``).
     @inlinable
-    func passesGaitTests() -> Bool {
+    func gaitVerdict() -> GaitVerdict {
+        passesStrideTests() ? (agreesWithPreviousStride() ? .regular : .irregular) : .notAGait
+    }
+
+    /// Whether the newest stride agrees with the one before it (the stride tolerance); true when there is none.
+    @inlinable
+    func agreesWithPreviousStride() -> Bool {
+        guard candidates.count > 3 else { return true }
+        let stride = candidates[0].time - candidates[2].time
+        let previous = candidates[1].time - candidates[3].time
+        return abs(stride / previous - 1) <= configuration.strideTolerance
+    }
+
+    /// At a walk's start (no run confirmed or resumed), a run begins at the candidate that broke the last run, or
+    /// at the very first: the least trustworthy of its candidates, whose stride with the next step passes the
+    /// tests of a single stride easily (the cadence band is wide). When the run's first two strides disagree,
+    /// that candidate is dropped and the run goes on from its second (true), rather than starting again at the
+    /// newest. Not when the newest step lasts 1.5 times the step before it or more: then the newest stride
+    /// probably holds a missed trigger, which `joinCarried` handles.
+    @inlinable
+    mutating func dropsDoubtfulFirstCandidate(at timestamp: Double) -> Bool {
+        guard !stepping, !resuming, joinedCount == 0, pending.count == 3 else { return false }
+        let newestStep = candidates[0].time - candidates[1].time
+        guard newestStep < 1.5 * (candidates[1].time - candidates[2].time) else { return false }
+        let kept = (pending[1], pending[2])
+        pending.removeAll()
+        pending.append(kept.0)
+        pending.append(kept.1)
+        pending.append(timestamp)
+        runCadence = 2 / (candidates[0].time - candidates[2].time)
+        runDirection = candidates[2].down
+        candidates.keepNewestThree()
+        return true
+    }
+
+    /// The tests on the stride itself that the newest candidate ends (``Configuration``), all but its agreement
+    /// with the stride before.
+    @inlinable
+    func passesStrideTests() -> Bool {
         let c = configuration
         let newest = candidates[0]
         let stride = newest.time - candidates[2].time
         let step = newest.time - candidates[1].time
         guard stride >= 2 / c.cadenceRange.upperBound && stride <= 2 / c.cadenceRange.lowerBound else { return false }
         guard step >= c.stepAsymmetry * stride && step <= (1 - c.stepAsymmetry) * stride else { return false }
-        if candidates.count > 3 {
-            let previous = candidates[1].time - candidates[3].time
-            guard abs(stride / previous - 1) <= c.strideTolerance else { return false }
-        }
         guard Self.angle(newest.down, candidates[1].down) <= c.maximumStrideTilt,
             Self.angle(candidates[1].down, candidates[2].down) <= c.maximumStrideTilt,
             Self.angle(newest.down, candidates[2].down) <= c.maximumStrideTilt,
@@ -655,6 +705,12 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         mutating func keepNewest() {
             slots = (slots.0, nil, nil, nil)
             count = min(count, 1)
+        }
+
+        @inlinable
+        mutating func keepNewestThree() {
+            slots = (slots.0, slots.1, slots.2, nil)
+            count = min(count, 3)
         }
 
         @inlinable

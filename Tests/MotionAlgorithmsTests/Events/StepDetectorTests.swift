@@ -121,6 +121,29 @@ import TestThreads
         }
     }
 
+    /// A bump as the walk starts (the device being put away): a candidate whose stride with the walk's first
+    /// detected steps passes every test of a stride (the band allows up to 2 s) but is too long for the next
+    /// stride. The run drops that doubtful first candidate instead of starting again at the newest step.
+    /// (The walk's first step fades in and is not detected: 39 of 40 is the most counted.)
+    @Test(arguments: [(1.6, 2.2), (1.9, 2.5), (2.2, 2.5)])
+    func aBumpAsTheWalkStartsCostsNoStep(cadence: Double, periodsBefore: Double) {
+        for seed: UInt64 in 41...45 {
+            let gait = GaitSignal(steps: 40, cadence: cadence, amplitude: 0.2, start: 3, seed: seed)
+            let bump = gait.stepTimes[1] - periodsBefore * gait.period
+            let signal = { (t: Double) -> SIMD3<Double> in
+                // One cycle of a step's size and length, along gravity: down, then up.
+                let x = (t - bump) / gait.period
+                let pulse = abs(x) < 0.5 ? -0.2 * Double.sin(2 * Double.pi * x) : 0
+                return gait.reading(t) + GaitSignal.apply(gait.rotation, SIMD3(0, 0, pulse))
+            }
+            var detector = StepDetector<Double>()
+            let steps = detector.steps(readings(signal, at: sampleTimes(from: 0, to: gait.end + 3, rate: 100)))
+            // Before the doubtful first candidate could be dropped, the two steps after it were lost too (37).
+            #expect(steps.count == 39, "cadence \(cadence), seed \(seed): \(steps.count)")
+            #expect(steps.allSatisfy { $0 > bump + gait.period / 2 }, "\(steps.prefix(3))")
+        }
+    }
+
     /// A few steps (fewer than the confirmation), a pause of more than three steps' time, then a walk: the few
     /// steps are not one walk with the rest, so they stay uncounted. (A pause of up to two steps' time cannot be
     /// told from a fault, as for bridging: `aPauseAddsAtMostTwoSteps`.)
