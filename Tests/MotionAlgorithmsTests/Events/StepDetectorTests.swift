@@ -144,20 +144,28 @@ import TestThreads
         }
     }
 
+    /// Counts the steps of a walk of `first` steps from 2 s, a pause of `pause` seconds after its last step, a walk
+    /// of `second` steps at the same cadence, and 3 s of rest; also gives the first walk's end.
+    static func countTwoWalks(
+        _ first: Int, pause: Double, _ second: Int, cadence: Double, seeds: (UInt64, UInt64)
+    ) -> (steps: [Double], firstEnd: Double) {
+        let one = GaitSignal(steps: first, cadence: cadence, amplitude: 0.2, start: 2, seed: seeds.0)
+        let two = GaitSignal(
+            steps: second, cadence: cadence, amplitude: 0.2, start: one.stepTimes.last! + pause, seed: seeds.1)
+        let signal = { (t: Double) -> SIMD3<Double> in t < one.end ? one.reading(t) : two.reading(t) }
+        var detector = StepDetector<Double>()
+        return (detector.steps(readings(signal, at: sampleTimes(from: 0, to: two.end + 3, rate: 100))), one.end)
+    }
+
     /// A few steps (fewer than the confirmation), a pause of more than three steps' time, then a walk: the few
     /// steps are not one walk with the rest, so they stay uncounted. (A pause of up to two steps' time cannot be
     /// told from a fault, as for bridging: `aPauseAddsAtMostTwoSteps`.)
     @Test(arguments: [1.6, 1.9, 2.2])
     func aShortWalkBeforeAPauseIsNotJoinedToTheNextWalk(cadence: Double) {
         for pause in [2.6, 4.0] {
-            let first = GaitSignal(steps: 6, cadence: cadence, amplitude: 0.2, start: 2, seed: 5)
-            let second = GaitSignal(
-                steps: 30, cadence: cadence, amplitude: 0.2, start: first.stepTimes.last! + pause, seed: 6)
-            let signal = { (t: Double) -> SIMD3<Double> in t < first.end ? first.reading(t) : second.reading(t) }
-            var detector = StepDetector<Double>()
-            let counted = detector.steps(readings(signal, at: sampleTimes(from: 0, to: second.end + 3, rate: 100)))
+            let (counted, firstEnd) = Self.countTwoWalks(6, pause: pause, 30, cadence: cadence, seeds: (5, 6))
             #expect(counted.count >= 30 - 1 && counted.count <= 30, "cadence \(cadence), pause \(pause) s: \(counted.count)")
-            #expect(counted.allSatisfy { $0 > first.end }, "pause \(pause) s: \(counted.filter { $0 <= first.end })")
+            #expect(counted.allSatisfy { $0 > firstEnd }, "pause \(pause) s: \(counted.filter { $0 <= firstEnd })")
         }
     }
 
@@ -166,12 +174,7 @@ import TestThreads
     @Test(arguments: [1.6, 1.9, 2.2])
     func aPauseAddsAtMostTwoSteps(cadence: Double) {
         for pause in [0.8, 1.2, 1.6, 2.6, 4.0] {
-            let first = GaitSignal(steps: 30, cadence: cadence, amplitude: 0.2, start: 2, seed: 3)
-            let second = GaitSignal(
-                steps: 30, cadence: cadence, amplitude: 0.2, start: first.stepTimes.last! + pause, seed: 4)
-            let signal = { (t: Double) -> SIMD3<Double> in t < first.end ? first.reading(t) : second.reading(t) }
-            var detector = StepDetector<Double>()
-            let counted = detector.steps(readings(signal, at: sampleTimes(from: 0, to: second.end + 3, rate: 100)))
+            let counted = Self.countTwoWalks(30, pause: pause, 30, cadence: cadence, seeds: (3, 4)).steps
             #expect(counted.count >= 60 - 3 && counted.count <= 62, "cadence \(cadence), pause \(pause) s: \(counted.count)")
             if pause > 2 * Self.configurationLongestStep {  // beyond the resume window: no bridging
                 #expect(counted.count <= 60, "cadence \(cadence), pause \(pause) s: \(counted.count)")
