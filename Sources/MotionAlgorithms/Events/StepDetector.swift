@@ -280,6 +280,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     /// The steps of the last unconfirmed run a fault broke after a tested stride: the next run continues them when
     /// its first stride agrees (`joinCarried`).
     @usableFromInline var carried = StepTimes()
+    /// The carried run's `runCadence` (steps/s) and whether it resumed a walk.
     @usableFromInline var carriedCadence: Double = 0
     @usableFromInline var carriedResuming = false
     @usableFromInline var countedTimes = StepTimes()
