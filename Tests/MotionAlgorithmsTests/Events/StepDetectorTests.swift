@@ -1,3 +1,4 @@
+import MotionCore
 import RealModule
 import Testing
 import TestThreads
@@ -186,6 +187,53 @@ import TestThreads
     @Test func fewerStepsThanTheConfirmationAreNotCounted() {
         let gait = GaitSignal(steps: 8, cadence: 1.8, amplitude: 0.2, seed: 13)
         #expect(Self.count(gait).isEmpty)
+    }
+
+    /// Walks broken every way at once (pieces of 3–25 steps at 1.2–3 steps/s with missed steps, pauses of
+    /// 0.3–3 s, bumps, gaps without samples, the rate changing between 25 and 400 Hz, non-finite and repeated
+    /// samples): the runs are broken, carried, continued, resumed and restarted in every order, and the
+    /// bookkeeping stays whole: each update's new steps are later than every step counted before, no later than
+    /// the sample, and add up to the count.
+    @Test(arguments: [101, 102, 103] as [UInt64])
+    func brokenWalksKeepTheStepBookkeepingWhole(seed: UInt64) {
+        var random = NoiseGenerator(seed: seed)
+        var samples: [(t: Double, a: SIMD3<Double>)] = []
+        var t = 0.0
+        for piece in 0..<25 {
+            var gait = GaitSignal(
+                steps: 3 + Int(random.uniform() * 23), cadence: 1.2 + 1.8 * random.uniform(),
+                amplitude: 0.1 + 0.3 * random.uniform(), start: t + 0.5, seed: seed &* 1000 &+ UInt64(piece))
+            gait.weakSteps = Set((0..<gait.stepTimes.count).filter { _ in random.uniform() < 0.08 })
+            let bump = random.uniform() < 0.3 ? gait.stepTimes[0] - (1 + 2 * random.uniform()) * gait.period : nil
+            let signal = { (time: Double) -> SIMD3<Double> in
+                let pulse = bump.map { abs(time - $0) < 0.15 ? -0.3 * Double.sin(Double.pi * (time - $0) / 0.15) : 0 }
+                return gait.reading(time) + GaitSignal.apply(gait.rotation, SIMD3(0, 0, pulse ?? 0))
+            }
+            let rate = [25.0, 50, 100, 400][Int(random.uniform() * 4)]
+            let end = gait.end + 0.3 + 2.7 * random.uniform()
+            samples += readings(signal, at: sampleTimes(from: t, to: end, rate: rate, jitter: 0.3, seed: UInt64(piece)))
+            if random.uniform() < 0.2 { samples.append((end, SIMD3(.nan, 0, -1))) }
+            if random.uniform() < 0.2, let last = samples.last { samples.append(last) }  // a repeated timestamp
+            t = end + (random.uniform() < 0.2 ? 0.5 + 1.5 * random.uniform() : 0)  // a gap without samples
+        }
+        func check<Scalar: MotionScalar>(_: Scalar.Type) {
+            var detector = StepDetector<Scalar>()
+            var total = 0
+            var lastStep = -Double.infinity
+            for (time, a) in samples {
+                let n = detector.update(SIMD3<Scalar>(a), at: time)
+                #expect(n == detector.newSteps && n <= StepTimes.capacity)
+                for i in 0..<n {
+                    let step = detector.newStepTime(i)
+                    #expect(step > lastStep && step <= time, "\(Scalar.self): step \(step) after \(lastStep), at \(time)")
+                    lastStep = step
+                }
+                total += n
+            }
+            #expect(total == detector.count && total > 0, "\(Scalar.self): \(total) of \(detector.count)")
+        }
+        check(Double.self)
+        check(Float.self)
     }
 
     @Test func worksInFloat() {
