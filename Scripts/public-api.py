@@ -31,6 +31,8 @@ def declarations(graphs):
                 uri = symbol.get("location", {}).get("uri", "")
                 if symbol.get("accessLevel") != "public" or f"/Sources/{module}/" not in uri:
                     continue
+                if "::SYNTHESIZED::" in symbol["identifier"]["precise"]:
+                    continue  # a protocol extension's member as each conforming type shows it: counted once, there
                 owner = ".".join(symbol["pathComponents"])
                 declaration = "".join(f["spelling"] for f in symbol.get("declarationFragments", []))
                 lines.add(f"{module}\t{owner}\t{' '.join(declaration.split())}")
