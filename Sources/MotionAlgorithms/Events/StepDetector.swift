@@ -186,7 +186,8 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
                 "The resume steps must be in 2...confirmationSteps, got \(resumeSteps).")
             precondition(
                 maximumBridgedSteps >= 0 && confirmationSteps + 2 * maximumBridgedSteps <= StepTimes.capacity,
-                "The bridged steps must be in 0...(\(StepTimes.capacity) − confirmationSteps) / 2, got \(maximumBridgedSteps).")
+                "The bridged steps must be in 0...(\(StepTimes.capacity) − confirmationSteps) / 2, got "
+                    + "\(maximumBridgedSteps).")
             self.gravityTimeConstant = gravityTimeConstant
             self.smoothingCutoff = smoothingCutoff
             self.highPassCutoff = highPassCutoff
