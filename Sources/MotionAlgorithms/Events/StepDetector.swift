@@ -382,12 +382,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     @inlinable
     public mutating func interrupt() {
         lastTimestamp = nil
-        stepping = false
-        pending.removeAll()
-        joinedCount = 0
-        runCadence = 0
-        carried.removeAll()
-        candidates = CandidateHistory()
+        forgetRuns()
     }
 
     /// Forgets everything, the count too, as if no sample had been seen.
@@ -422,9 +417,15 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         recentPeak = 0
         side = -1
         resetStepMeasures()
-        stepping = false
         resuming = false
         currentCadence = 0  // so nothing is bridged across a gap in the samples
+        forgetRuns()
+    }
+
+    /// Forgets the current run and a carried one, but not the counted walk (`lastCountedTime`, `currentCadence`).
+    @inlinable
+    mutating func forgetRuns() {
+        stepping = false
         pending.removeAll()
         joinedCount = 0
         runCadence = 0
@@ -492,15 +493,10 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             countedTimes.removeAll()
             // A resumed walk: the steps the fault lost before the run's first step, spread evenly over the gap.
             if resuming, let last = lastCountedTime {
-                let first = pending[0]
-                let bridged = bridgedStepCount(gap: first - last, cadence: 2 / stride)
-                var k = 1
-                while k <= bridged {
-                    countedTimes.append(last + (first - last) * Double(k) / Double(bridged + 1))
-                    k += 1
-                }
+                let bridged = bridgedStepCount(gap: pending[0] - last, cadence: 2 / stride)
+                countedTimes.appendEvenly(bridged, between: last, and: pending[0])
             }
-            for index in 0..<pending.count { countedTimes.append(pending[index]) }
+            countedTimes.append(contentsOf: pending)
             newStepCount = countedTimes.count
             stepCount += countedTimes.count
             lastCountedTime = timestamp
@@ -517,11 +513,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     mutating func carryPending() {
         let limit = StepTimes.capacity - configuration.confirmationSteps - 2 * configuration.maximumBridgedSteps
         carried.removeAll()
-        var index = max(0, pending.count - limit)
-        while index < pending.count {
-            carried.append(pending[index])
-            index += 1
-        }
+        carried.append(contentsOf: pending, from: max(0, pending.count - limit))
         carriedCadence = runCadence
         carriedResuming = resuming
     }
@@ -535,13 +527,9 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         let first = pending[0]
         guard let missing = missingStepCount(gap: first - last, before: carriedCadence, after: cadence) else { return }
         var joined = carried
-        var k = 1
-        while k <= missing {
-            joined.append(last + (first - last) * Double(k) / Double(missing + 1))
-            k += 1
-        }
+        joined.appendEvenly(missing, between: last, and: first)
         joinedCount = joined.count
-        for index in 0..<pending.count { joined.append(pending[index]) }
+        joined.append(contentsOf: pending)
         pending = joined
         resuming = resuming || carriedResuming
     }
@@ -611,11 +599,10 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         guard !stepping, !resuming, joinedCount == 0, pending.count == 3 else { return false }
         let newestStep = candidates[0].time - candidates[1].time
         guard newestStep < 1.5 * (candidates[1].time - candidates[2].time) else { return false }
-        let kept = (pending[1], pending[2])
-        pending.removeAll()
-        pending.append(kept.0)
-        pending.append(kept.1)
-        pending.append(timestamp)
+        var kept = StepTimes()
+        kept.append(contentsOf: pending, from: 1)
+        kept.append(timestamp)
+        pending = kept
         runCadence = 2 / (candidates[0].time - candidates[2].time)
         runDirection = candidates[2].down
         candidates.keepNewestThree()
@@ -756,6 +743,20 @@ public struct StepTimes: Sendable {
         }
         storage[storedCount] = time
         storedCount += 1
+    }
+
+    /// Appends `other`'s times from its `index`th on.
+    @inlinable
+    mutating func append(contentsOf other: StepTimes, from index: Int = 0) {
+        for i in index..<other.count { append(other.storage[i]) }
+    }
+
+    /// Appends `count` times spread evenly between `start` and `end` (seconds, neither included): the steps bridged
+    /// over a gap.
+    @inlinable
+    mutating func appendEvenly(_ count: Int, between start: Double, and end: Double) {
+        guard count > 0 else { return }
+        for k in 1...count { append(start + (end - start) * Double(k) / Double(count + 1)) }
     }
 
     @inlinable
