@@ -118,18 +118,20 @@ let package = Package(
             ]
         ),
         .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionSystem", "MotionTesting", testThreads]),
-        .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO", testbed]),
+        .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO", testbed, testThreads]),
         .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace", testThreads]),
         .testTarget(
             name: "MotionTests",
             dependencies: [
                 "Motion", "MotionAlgorithms", "MotionIIO", "MotionTesting", "MotionTrace", "motion-trace-only", testbed,
+                testThreads,
             ]
         ),
         .testTarget(
             name: "motiondTests",
             dependencies: [
                 "motiond", "Motion", "MotionAlgorithms", "MotionClient", "MotionDBus", "MotionCore", "MotionTesting", testbed,
+                testThreads,
             ]),
         .testTarget(
             name: "MotionEvaluationTests",

@@ -25,7 +25,8 @@ let package = Package(
                 .swiftLanguageMode(.v6), .enableUpcomingFeature("InternalImportsByDefault"),
                 .enableUpcomingFeature("MemberImportVisibility"),
             ]),
-        // `.computeBound`: long synchronous tests run on threads of their own, off Swift's cooperative pool.
+        // `.computeBound` and `BlockingCall`: long synchronous tests and blocking calls run on threads of their own,
+        // off the threads Swift's tasks run on.
         .target(
             name: "TestThreads",
             swiftSettings: [

@@ -5,6 +5,7 @@ import Glibc
 import IIOTestbed
 import MotionCore
 import MotionIIO
+import TestThreads
 import Testing
 
 @Suite struct MountMatrixTests {
@@ -83,7 +84,7 @@ import Testing
     /// (an exit test).
     @Test(.requires(.commaDecimalLocale))
     func parsesTheSameUnderACommaDecimalLocale() async throws {
-        if CommaLocale.make() == nil { try CommaLocale.build() }
+        if CommaLocale.make() == nil { try await CommaLocale.build() }
         await #expect(processExitsWith: .success) {
             var locale = CommaLocale.make()
             if locale == nil {
@@ -126,8 +127,9 @@ enum CommaLocale {
     /// Where `localedef` builds one when the system has none.
     static let builtDirectory = "/tmp/swift-motion-locales"
 
-    /// Builds `fr_FR.UTF-8` into ``builtDirectory`` unless it is there.
-    static func build() throws {
+    /// Builds `fr_FR.UTF-8` into ``builtDirectory`` unless it is there (`localedef` waited for on a thread of its
+    /// own, ``BlockingCall``).
+    static func build() async throws {
         guard !FileManager.default.fileExists(atPath: builtDirectory + "/fr_FR.UTF-8/LC_NUMERIC") else { return }
         try FileManager.default.createDirectory(atPath: builtDirectory, withIntermediateDirectories: true)
         let process = Process()
@@ -136,7 +138,7 @@ enum CommaLocale {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
+        await process.waitForExit()
         // localedef exits 1 for warnings while still writing the locale; the file is what counts.
         #expect(FileManager.default.fileExists(atPath: builtDirectory + "/fr_FR.UTF-8/LC_NUMERIC"),
                 "localedef -i fr_FR -f UTF-8 exited \(process.terminationStatus) without building the locale")

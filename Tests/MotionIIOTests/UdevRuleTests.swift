@@ -1,5 +1,6 @@
 import Foundation
 import IIOTestbed
+import TestThreads
 import Testing
 
 /// The shipped udev rule (Support/udev/70-swift-motion.rules): its RUN command, run on a copy of a device's
@@ -17,7 +18,7 @@ import Testing
         #expect(rules.last == "LABEL=\"swift_motion_end\"")
     }
 
-    @Test(.requires(.root)) func runCommandOpensTheCaptureAttributesToTheGroup() throws {
+    @Test(.requires(.root)) func runCommandOpensTheCaptureAttributesToTheGroup() async throws {
         let text = try String(contentsOfFile: Self.rulePath, encoding: .utf8)
         let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("RUN+=") })
         // RUN+="/bin/sh -c '…'" with \" inside: take the value and undo udev's escaping.
@@ -47,7 +48,7 @@ import Testing
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", script]
         try process.run()
-        process.waitUntilExit()
+        await process.waitForExit()
         #expect(process.terminationStatus == 0)
 
         let daemonGroup = getgrnam("daemon").map { $0.pointee.gr_gid }

@@ -1,6 +1,7 @@
 import Foundation
 import MotionCore
 import MotionTrace
+import TestThreads
 import Testing
 
 /// A program that uses `MotionManager` on a trace links only what it imports: the backends are providers in
@@ -19,13 +20,18 @@ struct LinkageTests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// The shared libraries `ldd` says `binary` loads (their names: `libiio.so.0`, …).
-    static func sharedLibraries(of binary: URL) throws -> [String] {
-        let output = try run("/usr/bin/ldd", [binary.path])
+    static func sharedLibraries(of binary: URL) async throws -> [String] {
+        let output = try await run("/usr/bin/ldd", [binary.path])
         return output.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
             .map { $0.trimmingCharacters(in: .whitespaces) }
     }
 
-    static func run(_ executable: String, _ arguments: [String]) throws -> String {
+    /// Runs `executable arguments` on a thread of its own (``BlockingCall``) and returns its stdout.
+    static func run(_ executable: String, _ arguments: [String]) async throws -> String {
+        try await BlockingCall.run { try runBlocking(executable, arguments) }
+    }
+
+    private static func runBlocking(_ executable: String, _ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -42,22 +48,22 @@ struct LinkageTests {
     static let backends = ["libiio", "libudev", "libsystemd"]
 
     @Test("The trace-only example links none of libiio, libudev, libsystemd; motionctl, which reads devices, links them")
-    func traceOnlyLinksNoBackend() throws {
+    func traceOnlyLinksNoBackend() async throws {
         let example = Self.products.appendingPathComponent("motion-trace-only")
-        let libraries = try Self.sharedLibraries(of: example)
+        let libraries = try await Self.sharedLibraries(of: example)
         #expect(libraries.contains { $0.hasPrefix("libswiftCore") || $0.hasPrefix("libc.so") }, "\(libraries)")
         for backend in Self.backends {
             #expect(!libraries.contains { $0.hasPrefix(backend) }, "\(example.lastPathComponent) loads \(backend)")
         }
         // The same check sees them where they are.
-        let motionctl = try Self.sharedLibraries(of: Self.products.appendingPathComponent("motionctl"))
+        let motionctl = try await Self.sharedLibraries(of: Self.products.appendingPathComponent("motionctl"))
         for backend in Self.backends {
             #expect(motionctl.contains { $0.hasPrefix(backend) }, "motionctl should load \(backend): \(motionctl)")
         }
     }
 
     @Test("The trace-only example replays the shipped recording through MotionManager: one update per accelerometer row")
-    func traceOnlyRuns() throws {
+    func traceOnlyRuns() async throws {
         let recording = "Recordings/broad-slow-rotation-excerpt.csv"
         let reader = try TraceReader(path: Self.packageRoot.appendingPathComponent(recording).path)
         var rows = 0
@@ -67,7 +73,7 @@ struct LinkageTests {
             rows += 1
             last = sample.timestamp
         }
-        let output = try Self.run(Self.products.appendingPathComponent("motion-trace-only").path, [recording])
+        let output = try await Self.run(Self.products.appendingPathComponent("motion-trace-only").path, [recording])
         #expect(output == "\(rows) accelerometer updates; the last at t = \(last) s\n")
     }
 }

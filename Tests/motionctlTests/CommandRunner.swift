@@ -1,4 +1,5 @@
 import Foundation
+import TestThreads
 
 /// Runs the built `motionctl` binary (next to the test bundle) and captures its output.
 struct CommandResult {
@@ -25,16 +26,12 @@ enum Motionctl {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// Runs `motionctl arguments`, feeding `stdin` (if any), with `environment` added to this process's, and
-    /// waits for it on a Dispatch thread: a test waiting for a child never holds one of Swift concurrency's few
-    /// threads, which the other tests running meanwhile (MotionManager's producers) need.
+    /// waits for it on threads of its own (``BlockingCall``): a test waiting for a child never holds a thread the
+    /// other tests' tasks (MotionManager's producers) need.
     static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) async throws
         -> CommandResult
     {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try runBlocking(arguments, stdin: stdin, environment: environment) })
-            }
-        }
+        try await BlockingCall.run { try runBlocking(arguments, stdin: stdin, environment: environment) }
     }
 
     private static func runBlocking(_ arguments: [String], stdin: Data?, environment: [String: String]) throws
@@ -55,25 +52,19 @@ enum Motionctl {
         _ = ignoringBrokenPipes
         try process.run()
         // Read both pipes to the end before waiting, so a large output cannot block the child.
-        let group = DispatchGroup()
-        if let stdin {
-            // On its own thread, so a child that writes much before reading all its input cannot block; a child that
-            // stops reading early (`stream --count`) ends the write with EPIPE, which is not an error here.
-            group.enter()
-            DispatchQueue.global().async {
+        // On its own thread, so a child that writes much before reading all its input cannot block; a child that
+        // stops reading early (`stream --count`) ends the write with EPIPE, which is not an error here.
+        let writer = stdin.map { stdin in
+            BlockingCall.start {
                 try? input.fileHandleForWriting.write(contentsOf: stdin)
                 try? input.fileHandleForWriting.close()
-                group.leave()
             }
         }
         nonisolated(unsafe) var errData = Data()
-        group.enter()
-        DispatchQueue.global().async {
-            errData = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
+        let errReader = BlockingCall.start { errData = err.fileHandleForReading.readDataToEndOfFile() }
         let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
+        errReader.join()
+        writer?.join()
         process.waitUntilExit()
         return CommandResult(
             status: process.terminationStatus,

@@ -3,6 +3,7 @@ import IIOTestbed
 import MotionCore
 import MotionTesting
 import MotionTrace
+import TestThreads
 import Testing
 
 /// A running `motionctl` child process whose output is collected as it comes (for live-device commands).
@@ -67,7 +68,7 @@ final class RunningMotionctl: @unchecked Sendable {
             process.terminate()
             Issue.record("motionctl did not exit in \(timeout) s; stderr: \(stderr)")
         }
-        process.waitUntilExit()
+        await process.waitForExit()
         // Collect what is still in the pipes.
         try await Task.sleep(for: .milliseconds(50))
         outPipe.fileHandleForReading.readabilityHandler = nil

@@ -2,12 +2,13 @@ import Foundation
 import MotionAlgorithms
 import MotionCore
 import MotionTesting
+import TestThreads
 import Testing
 
 /// The shake detector and the orientation classifier on seeded simulator scenarios (shakes across the whole
 /// required range, every distractor kind, sweeps and noisy boundary holds), then `motionctl shake` and
 /// `motionctl orientation` end to end on the built binary.
-@Suite struct EventScenarioTests {
+@Suite(.computeBound) struct EventScenarioTests {
     /// Runs both algorithms over a scenario and returns their events.
     static func run(
         _ scenario: Scenario, noise: Double = 0.005, seed: UInt64 = 1, rate: Double = 100

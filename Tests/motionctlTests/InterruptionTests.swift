@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 
 /// SIGINT and SIGTERM on the trace commands: the first signal ends a paced replay cleanly (status 0, whole lines,
@@ -168,7 +169,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(100))
         }
         if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        await process.waitForExit()
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 128 + SIGINT)
     }

@@ -89,12 +89,12 @@ extension Prerequisite {
 
     /// Renders `svg` (a file) to PNG with rsvg-convert and counts its pixels; the renderer's error is returned when
     /// it rejects the SVG.
-    static func render(_ svg: String) throws -> Pixels {
+    static func render(_ svg: String) async throws -> Pixels {
         let png = svg + ".png"
-        let convert = try run("/usr/bin/rsvg-convert", [svg, "-o", png])
+        let convert = try await run("/usr/bin/rsvg-convert", [svg, "-o", png])
         guard convert.status == 0 else { throw RenderError(message: "rsvg-convert: \(convert.output)") }
         let script = try Motionctl.temporaryFile(pngCounter, name: "count-pixels.py")
-        let counted = try run("/usr/bin/python3", [script, png])
+        let counted = try await run("/usr/bin/python3", [script, png])
         guard counted.status == 0 else { throw RenderError(message: "the PNG counter: \(counted.output)") }
         return try JSONDecoder().decode(Pixels.self, from: Data(counted.output.utf8))
     }
@@ -104,7 +104,12 @@ extension Prerequisite {
         var description: String { message }
     }
 
-    static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// Runs `executable arguments` on a thread of its own (``BlockingCall``) and returns its status and output.
+    static func run(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await BlockingCall.run { try runBlocking(executable, arguments) }
+    }
+
+    private static func runBlocking(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -118,18 +123,18 @@ extension Prerequisite {
     }
 
     /// The check itself can fail: a white page and a page with text only are blank to it.
-    @Test(.requires(.svgRenderer)) func theBlankCheckRejectsABlankImage() throws {
+    @Test(.requires(.svgRenderer)) func theBlankCheckRejectsABlankImage() async throws {
         let white = try Motionctl.temporaryFile(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"300\" height=\"200\"><rect width=\"300\" height=\"200\" fill=\"#ffffff\"/></svg>",
             name: "white.svg")
-        let blank = try Self.render(white)
+        let blank = try await Self.render(white)
         #expect(blank.width == 300 && blank.height == 200)
         #expect(blank.nonWhite == 0)
         #expect(!blank.showsThreeSeries)
         let textOnly = try Motionctl.temporaryFile(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"300\" height=\"200\"><text x=\"10\" y=\"50\">no data here at all</text></svg>",
             name: "text.svg")
-        let text = try Self.render(textOnly)
+        let text = try await Self.render(textOnly)
         #expect(text.nonWhite > 0)
         #expect(!text.showsThreeSeries)
     }
@@ -154,7 +159,7 @@ extension Prerequisite {
         // No temporary file is left beside it.
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["plot.svg"])
-        let pixels = try Self.render(path)
+        let pixels = try await Self.render(path)
         #expect(pixels.width == 1220)
         #expect(pixels.showsThreeSeries, "\(pixels)")
     }
@@ -217,7 +222,7 @@ extension Prerequisite {
         #expect(svg.contains("&lt;/svg&gt;&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39; \u{FFFD}"))
         #expect(svg.contains("note: &lt;&amp;&quot;]]&gt;"))
         #expect(svg.contains("&lt;svg&gt;&amp;&quot;x.csv</title>"))
-        let pixels = try Self.render(path)
+        let pixels = try await Self.render(path)
         #expect(pixels.showsThreeSeries, "\(pixels)")
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import IIOTestbed
+import TestThreads
 import Testing
 
 #if canImport(Glibc)
@@ -12,11 +13,7 @@ import Glibc
     /// What `motionctl arguments` wrote with its stderr on a pseudo-terminal and its stdout on a pipe, and how long
     /// it ran (s).
     static func runOnTerminal(_ arguments: [String]) async throws -> (status: Int32, terminal: String, stdout: String, seconds: Double) {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try runOnTerminalBlocking(arguments) })
-            }
-        }
+        try await BlockingCall.run { try runOnTerminalBlocking(arguments) }
     }
 
     private static func runOnTerminalBlocking(_ arguments: [String]) throws -> (
@@ -37,12 +34,7 @@ import Glibc
         try process.run()
         close(slave)  // the child's copy is the only one left: reading the master ends (EIO) when it exits
         nonisolated(unsafe) var outData = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            outData = out.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
+        let outReader = BlockingCall.start { outData = out.fileHandleForReading.readDataToEndOfFile() }
         var terminal = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -55,7 +47,7 @@ import Glibc
                 break
             }
         }
-        group.wait()
+        outReader.join()
         process.waitUntilExit()
         let seconds = Date().timeIntervalSince(started)
         return (

@@ -1,4 +1,5 @@
 import Foundation
+import TestThreads
 import Testing
 
 /// `motionctl stream` end to end, on the built binary.
@@ -104,8 +105,8 @@ import Testing
         #expect(result.stderr.hasPrefix("motionctl: warning:"))
     }
 
-    /// The excerpt's row times, read once from the file (parsing it for every test case would hold Swift's
-    /// cooperative threads, which the tests waiting for real time need).
+    /// The excerpt's row times, read once from the file (parsing it for every test case would hold the threads
+    /// Swift's tasks run on, which the tests waiting for real time need).
     static let excerptTimes: [Double] = {
         let text = (try? String(contentsOf: Motionctl.packageRoot.appendingPathComponent(excerpt), encoding: .utf8)) ?? ""
         return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.dropFirst()
@@ -113,8 +114,10 @@ import Testing
     }()
 
     /// The excerpt's rows whose time is less than `seconds` after the first row's, counted from the file.
-    static func rows(within seconds: Double) throws -> Int {
-        let times = excerptTimes
+    static func rows(within seconds: Double) async throws -> Int {
+        // Parsed (or waited for, by the test cases that come while another parses it) on a thread of its own: it
+        // takes seconds in a debug build.
+        let times = await BlockingCall.run { excerptTimes }
         try #require(!times.isEmpty)
         return times.filter { $0 - times[0] < seconds }.count
     }
@@ -128,7 +131,7 @@ import Testing
     ])
     func durationAndCountLimitTheRows(limit: [String], expected: Int) async throws {
         // -1: the rows within the first second, -2: every row (fewer than the count), both counted from the file.
-        let expected = expected >= 0 ? expected : try Self.rows(within: expected == -1 ? 1 : .infinity)
+        let expected = expected >= 0 ? expected : try await Self.rows(within: expected == -1 ? 1 : .infinity)
         #expect(expected == 286 || limit != ["--duration", "1"])  // 0, 0.0035, … 0.9975 s
         let result = try await Motionctl.run(["stream", "--trace", Self.excerpt, "--speed", "max"] + limit)
         #expect(result.status == 0, "\(result.stderr)")
@@ -144,7 +147,7 @@ import Testing
     @Test func durationEndsARealtimeReplay() async throws {
         let result = try await Motionctl.run(["stream", "--trace", Self.excerpt, "--duration", "0.2"])
         #expect(result.status == 0)
-        #expect(result.lines.filter { !$0.hasPrefix("#") }.count == (try Self.rows(within: 0.2)) + 1)
+        #expect(result.lines.filter { !$0.hasPrefix("#") }.count == (try await Self.rows(within: 0.2)) + 1)
     }
 
     @Test(arguments: [
@@ -198,8 +201,8 @@ import Testing
         let err = Pipe()
         shell.standardError = err
         try shell.run()
-        let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        shell.waitUntilExit()
+        let errText = await BlockingCall.run { String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+        await shell.waitForExit()
         #expect(shell.terminationStatus == 0)
         #expect(errText.isEmpty)
     }
@@ -212,16 +215,19 @@ import Testing
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        var received = Data()
-        // Wait until some data rows have arrived (the replay flushes before each wait), then interrupt.
-        while received.split(separator: UInt8(ascii: "\n")).filter({ $0.first != UInt8(ascii: "#") }).count < 5 {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            received.append(chunk)
+        let received = await BlockingCall.run {
+            var received = Data()
+            // Wait until some data rows have arrived (the replay flushes before each wait), then interrupt.
+            while received.split(separator: UInt8(ascii: "\n")).filter({ $0.first != UInt8(ascii: "#") }).count < 5 {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                received.append(chunk)
+            }
+            process.interrupt()
+            received.append(out.fileHandleForReading.readDataToEndOfFile())
+            process.waitUntilExit()
+            return received
         }
-        process.interrupt()
-        received.append(out.fileHandleForReading.readDataToEndOfFile())
-        process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         #expect(received.last == UInt8(ascii: "\n"))
         let text = String(decoding: received, as: UTF8.self)

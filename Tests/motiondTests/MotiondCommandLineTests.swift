@@ -1,4 +1,5 @@
 import Foundation
+import TestThreads
 import Testing
 
 /// motiond's command line follows motionctl's conventions: `--version` in the same format, option values checked
@@ -7,8 +8,13 @@ import Testing
     static let motionctl = URL(fileURLWithPath: ServiceFixture.executable).deletingLastPathComponent()
         .appendingPathComponent("motionctl").path
 
-    /// Runs `path arguments` and returns its status and its stdout and stderr together.
-    static func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// Runs `path arguments` on a thread of its own (``BlockingCall``) and returns its status and its stdout and
+    /// stderr together.
+    static func run(_ path: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await BlockingCall.run { try runBlocking(path, arguments) }
+    }
+
+    private static func runBlocking(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
@@ -24,9 +30,9 @@ import Testing
 
     /// Both binaries: `<tool> X.Y.Z (swift-motion)`, then the same libiio and libudev lines (motiond printed its
     /// version number alone).
-    @Test func bothBinariesReportTheirVersionTheSameWay() throws {
-        let daemon = try Self.run(ServiceFixture.executable, ["--version"])
-        let tool = try Self.run(Self.motionctl, ["--version"])
+    @Test func bothBinariesReportTheirVersionTheSameWay() async throws {
+        let daemon = try await Self.run(ServiceFixture.executable, ["--version"])
+        let tool = try await Self.run(Self.motionctl, ["--version"])
         #expect(daemon.status == 0 && tool.status == 0)
         let lines = daemon.output.split(separator: "\n").map(String.init)
         try #require(lines.count == 3, "\(daemon.output)")
@@ -49,8 +55,8 @@ import Testing
         (["--high-rate-group", ""], "--high-rate-group must be a group name"),
         (["--device", ""], "--device needs a value"),
     ])
-    func refusesNonsenseNamingTheRange(arguments: [String], message: String) throws {
-        let result = try Self.run(ServiceFixture.executable, arguments)
+    func refusesNonsenseNamingTheRange(arguments: [String], message: String) async throws {
+        let result = try await Self.run(ServiceFixture.executable, arguments)
         #expect(result.status == 64, "\(result.output)")
         #expect(result.output.contains(message), "\(result.output)")
         #expect(!result.output.contains("Missing value"))
@@ -59,12 +65,12 @@ import Testing
     /// The shells complete file arguments with files: `motionctl … --trace` offers .csv files and folders,
     /// `--output` .csv and .jsonl files, motiond's `--state-directory` folders (bash run on the generated script).
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/bash")))
-    func fileArgumentsCompleteFiles() throws {
+    func fileArgumentsCompleteFiles() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("completion-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder + "/sub", withIntermediateDirectories: true)
         for name in ["a.csv", "b.jsonl", "c.txt"] { _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: nil) }
-        func offers(_ tool: String, _ words: [String]) throws -> [String] {
-            let script = try Self.run(tool == "motiond" ? ServiceFixture.executable : Self.motionctl,
+        func offers(_ tool: String, _ words: [String]) async throws -> [String] {
+            let script = try await Self.run(tool == "motiond" ? ServiceFixture.executable : Self.motionctl,
                 ["--generate-completion-script", "bash"]).output
             let file = folder + "/\(tool).bash"
             try script.write(toFile: file, atomically: true, encoding: .utf8)
@@ -72,11 +78,11 @@ import Testing
                 source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
                 _\(tool) \(tool) "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"; printf '%s\\n' "${COMPREPLY[@]}"
                 """
-            let result = try Self.run("/bin/bash", ["-c", shell, "_", file, tool] + words)
+            let result = try await Self.run("/bin/bash", ["-c", shell, "_", file, tool] + words)
             return result.output.split(separator: "\n").map(String.init).sorted()
         }
-        #expect(try offers("motionctl", ["stream", "--trace", folder + "/"]) == [folder + "/a.csv", folder + "/sub"])
-        #expect(try offers("motionctl", ["record", "--output", folder + "/"]) == [folder + "/a.csv", folder + "/b.jsonl", folder + "/sub"])
-        #expect(try offers("motiond", ["--state-directory", folder + "/"]) == [folder + "/sub"])
+        #expect(try await offers("motionctl", ["stream", "--trace", folder + "/"]) == [folder + "/a.csv", folder + "/sub"])
+        #expect(try await offers("motionctl", ["record", "--output", folder + "/"]) == [folder + "/a.csv", folder + "/b.jsonl", folder + "/sub"])
+        #expect(try await offers("motiond", ["--state-directory", folder + "/"]) == [folder + "/sub"])
     }
 }
