@@ -57,7 +57,7 @@ public enum BlockingCall {
             var signals = sigset_t()
             sigfillset(&signals)
             for fault in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT] { sigdelset(&signals, fault) }
-            pthread_sigmask(SIG_BLOCK, &signals, nil)
+            pthread_sigmask(SIG_SETMASK, &signals, nil)  // the creating thread's mask is inherited: set it whole
             body()
             started.done.signal()
         }
