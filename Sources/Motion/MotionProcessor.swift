@@ -65,6 +65,10 @@ public struct MotionProcessor: Sendable {
 
     private var readings: SamplePipeline
     private var filters: [DeviceMotionFilter?] = [nil, nil, nil, nil]
+    /// What the last device-motion filters learned when the request dropped them all: kept for ``calibration``
+    /// (saved at a service's stop, which drops every request before the processor's end) and for the filters a
+    /// later request starts.
+    private var learnedCalibration: DeviceMotionFilter.State?
     private var shake: ShakeDetector<Double>?
     private var orientation: OrientationClassifier<Double>?
     private var pedometer: Pedometer<Double>?
@@ -101,6 +105,7 @@ public struct MotionProcessor: Sendable {
                 filter: configuration.sensorFilter)
         }
         request = newRequest
+        if newRequest.referenceFrames.isEmpty, let learned = liveCalibration { learnedCalibration = learned }
         for frame in AttitudeReferenceFrame.allCases {
             let slot = MotionOutputs.slot(frame)
             if !newRequest.referenceFrames.contains(frame) {
@@ -189,16 +194,21 @@ public struct MotionProcessor: Sendable {
 
     /// What device motion has learned about the device so far, to save (``CalibrationFile``) and give a later
     /// session (``MotionConfiguration/calibration``): the state of the filter that uses the most sensors (a
-    /// north frame's, else the corrected frame's, else the arbitrary frame's), or the configured calibration when
-    /// no device motion is computed.
+    /// north frame's, else the corrected frame's, else the arbitrary frame's); when no device motion is computed,
+    /// what the filters had learned when the request last dropped them, else the configured calibration.
     public var calibration: DeviceMotionFilter.State? {
+        liveCalibration ?? learnedCalibration ?? configuration.calibration
+    }
+
+    /// The state of the running filter that uses the most sensors, or `nil` when none runs.
+    private var liveCalibration: DeviceMotionFilter.State? {
         for frame in [
             AttitudeReferenceFrame.xMagneticNorthZVertical, .xTrueNorthZVertical, .xArbitraryCorrectedZVertical,
             .xArbitraryZVertical,
         ] {
             if let filter = filters[MotionOutputs.slot(frame)] { return filter.state }
         }
-        return configuration.calibration
+        return nil
     }
 
     /// The device-motion filter of `frame`, when requested (its estimator's bias, rest state, saturation count,

@@ -1,3 +1,4 @@
+import Foundation
 import Motion
 import MotionAlgorithms
 import MotionCore
@@ -74,6 +75,39 @@ import Testing
             calibratedFrom: learned)
         var mismatches = 0
         for sample in samples[301..<600] {
+            processor.process(sample)
+            if processor.outputs.deviceMotion(in: .xMagneticNorthZVertical) != fresh.update(sample) { mismatches += 1 }
+        }
+        #expect(mismatches == 0)
+    }
+
+    /// A service stops by dropping every subscription, so the producer may apply an empty request before it ends:
+    /// what the filters learned must survive that, to be saved (it was lost, and motiond saved no calibration).
+    @Test("Dropping every frame keeps what the filters learned as the calibration, for saving and for the next filters")
+    func droppingEveryFrameKeepsWhatWasLearned() throws {
+        let samples = try Self.input()
+        var processor = MotionProcessor(request: .init(referenceFrames: [.xMagneticNorthZVertical]))
+        for sample in samples[..<300] { processor.process(sample) }
+        let learned = try #require(processor.calibration)
+        #expect(MotionConfiguration().calibration == nil, "the configured calibration cannot stand in for it")
+
+        processor.setRequest(.init(shake: true))
+        for sample in samples[300..<310] { processor.process(sample) }
+        #expect(processor.outputs.deviceMotion(in: .xMagneticNorthZVertical) == nil)
+        let kept = try #require(processor.calibration)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        #expect(try encoder.encode(kept) == encoder.encode(learned))
+
+        // Requested again, device motion starts from it.
+        processor.setRequest(.init(referenceFrames: [.xMagneticNorthZVertical]))
+        var fresh = DeviceMotionFilter(
+            referenceFrame: .xMagneticNorthZVertical, magneticDeclination: 0, predictionInterval: 0,
+            calibratedFrom: learned)
+        var mismatches = 0
+        for sample in samples[310..<400] {
             processor.process(sample)
             if processor.outputs.deviceMotion(in: .xMagneticNorthZVertical) != fresh.update(sample) { mismatches += 1 }
         }
