@@ -31,7 +31,13 @@ enum Motionctl {
     static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) async throws
         -> CommandResult
     {
-        try await BlockingCall.run { try runBlocking(arguments, stdin: stdin, environment: environment) }
+        try await limit(for: arguments).run { try runBlocking(arguments, stdin: stdin, environment: environment) }
+    }
+
+    /// The limit a command runs under: none for one that reads a live (emulated) device or the service, which its
+    /// test feeds in real time while holding the testbed; the shared one for the others.
+    static func limit(for arguments: [String]) -> BlockingCall.Limit {
+        arguments.contains { $0 == "--device" || $0 == "--service" } ? BlockingCall.unbounded : BlockingCall.shared
     }
 
     private static func runBlocking(_ arguments: [String], stdin: Data?, environment: [String: String]) throws

@@ -13,7 +13,7 @@ import Glibc
     /// What `motionctl arguments` wrote with its stderr on a pseudo-terminal and its stdout on a pipe, and how long
     /// it ran (s).
     static func runOnTerminal(_ arguments: [String]) async throws -> (status: Int32, terminal: String, stdout: String, seconds: Double) {
-        try await BlockingCall.run { try runOnTerminalBlocking(arguments) }
+        try await Motionctl.limit(for: arguments).run { try runOnTerminalBlocking(arguments) }
     }
 
     private static func runOnTerminalBlocking(_ arguments: [String]) throws -> (

@@ -13,7 +13,7 @@ import Glibc
 /// `motionctl` children read to their end on global-queue threads, no task ran for 26 s, and tests waiting for
 /// real time (a producer's next sample) timed out although nothing was wrong with the code they test.
 ///
-/// At most ``concurrentRuns`` calls of `run` run at once; the others wait without holding a
+/// At most ``concurrentRuns`` calls of `run` run at once (``Limit``); the others wait without holding a
 /// thread. Hundreds of children started together only slow each other on a small machine, and every descriptor
 /// they hold lengthens `/proc/self/fd`, which Foundation's `Process.run()` reads with a buffer over-read before
 /// swift-corelibs-foundation#5472 (a crash seen here with 270 children at once).
@@ -21,26 +21,80 @@ public enum BlockingCall {
     /// The name of the threads, which debuggers show.
     public static let threadName = "blocking call"
 
-    /// How many `run` calls run at once: twice the cores, at least 4.
-    public static let concurrentRuns = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
+    /// How many `run` calls run at once: four times the cores, at least 8.
+    public static let concurrentRuns = max(8, 4 * ProcessInfo.processInfo.activeProcessorCount)
 
-    private static let slots = AsyncSlots(count: concurrentRuns)
+    /// The limit every `run` shares.
+    public static let shared = Limit(concurrentRuns)
+
+    /// No limit: for a call that must start at once, such as a command reading a device a test feeds in real
+    /// time while it holds the testbed (queued behind the other tests' commands, it would start too late).
+    public static let unbounded = Limit(Int.max)
 
     /// Runs `body` on a new thread while the calling task is suspended, and returns what it returns.
     public static func run<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
-        await slots.acquire()
-        defer { slots.release() }
-        return await withCheckedContinuation { continuation in
-            start { continuation.resume(returning: body()) }
-        }
+        await shared.run(body)
     }
 
     /// Runs `body` on a new thread while the calling task is suspended, and returns what it returns or throws.
     public static func run<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
-        await slots.acquire()
-        defer { slots.release() }
-        return try await withCheckedThrowingContinuation { continuation in
-            start { continuation.resume(with: Swift.Result { try body() }) }
+        try await shared.run(body)
+    }
+
+    /// At most `count` bodies running at once; the others wait their turn, in order, without holding a thread.
+    public final class Limit: @unchecked Sendable {
+        /// `NSLock` guards `free` and `waiters`: hence `@unchecked`.
+        private let lock = NSLock()
+        private var free: Int
+        private var waiters: [CheckedContinuation<Void, Never>] = []
+
+        /// A limit of `count` (at least 1) bodies at once.
+        public init(_ count: Int) {
+            precondition(count >= 1, "A limit of \(count) bodies would run none.")
+            free = count
+        }
+
+        /// Runs `body` on a new thread once a turn is free, and returns what it returns.
+        public func run<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+            await acquire()
+            defer { release() }
+            return await withCheckedContinuation { continuation in
+                BlockingCall.start { continuation.resume(returning: body()) }
+            }
+        }
+
+        /// Runs `body` on a new thread once a turn is free, and returns what it returns or throws.
+        public func run<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+            await acquire()
+            defer { release() }
+            return try await withCheckedThrowingContinuation { continuation in
+                BlockingCall.start { continuation.resume(with: Swift.Result { try body() }) }
+            }
+        }
+
+        private func acquire() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let acquired = lock.withLock {
+                    guard free > 0 else {
+                        waiters.append(continuation)
+                        return false
+                    }
+                    free -= 1
+                    return true
+                }
+                if acquired { continuation.resume() }
+            }
+        }
+
+        private func release() {
+            let next = lock.withLock {
+                if waiters.isEmpty {
+                    free += 1
+                    return nil as CheckedContinuation<Void, Never>?
+                }
+                return waiters.removeFirst()  // the turn passes to the next waiter
+            }
+            next?.resume()
         }
     }
 
@@ -81,42 +135,5 @@ extension Process {
     /// a thread Swift's tasks need.
     public func waitForExit() async {
         await BlockingCall.run { self.waitUntilExit() }
-    }
-}
-
-/// `count` slots taken and given back in order, waited for without holding a thread.
-private final class AsyncSlots: @unchecked Sendable {
-    /// `NSLock` guards `free` and `waiters`: hence `@unchecked`.
-    private let lock = NSLock()
-    private var free: Int
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    init(count: Int) {
-        free = count
-    }
-
-    func acquire() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let acquired = lock.withLock {
-                guard free > 0 else {
-                    waiters.append(continuation)
-                    return false
-                }
-                free -= 1
-                return true
-            }
-            if acquired { continuation.resume() }
-        }
-    }
-
-    func release() {
-        let next = lock.withLock {
-            if waiters.isEmpty {
-                free += 1
-                return nil as CheckedContinuation<Void, Never>?
-            }
-            return waiters.removeFirst()  // the slot passes to the next waiter
-        }
-        next?.resume()
     }
 }
