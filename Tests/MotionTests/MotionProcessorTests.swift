@@ -70,15 +70,24 @@ import Testing
         // What the arbitrary frame's filter has learned (gyroscope bias, calibration) carries over.
         let learned = try #require(processor.calibration)
         processor.setRequest(.init(referenceFrames: both))
+        #expect(Self.northMismatches(&processor, startedFrom: learned, over: samples[301..<600]) == 0)
+    }
+
+    /// Feeds `samples` to `processor` and counts the samples whose magnetic-north device motion differs from a
+    /// new filter's started from `learned`.
+    static func northMismatches(
+        _ processor: inout MotionProcessor, startedFrom learned: DeviceMotionFilter.State,
+        over samples: ArraySlice<MotionSample>
+    ) -> Int {
         var fresh = DeviceMotionFilter(
             referenceFrame: .xMagneticNorthZVertical, magneticDeclination: 0, predictionInterval: 0,
             calibratedFrom: learned)
         var mismatches = 0
-        for sample in samples[301..<600] {
+        for sample in samples {
             processor.process(sample)
             if processor.outputs.deviceMotion(in: .xMagneticNorthZVertical) != fresh.update(sample) { mismatches += 1 }
         }
-        #expect(mismatches == 0)
+        return mismatches
     }
 
     /// A service stops by dropping every subscription, so the producer may apply an empty request before it ends:
@@ -103,14 +112,6 @@ import Testing
 
         // Requested again, device motion starts from it.
         processor.setRequest(.init(referenceFrames: [.xMagneticNorthZVertical]))
-        var fresh = DeviceMotionFilter(
-            referenceFrame: .xMagneticNorthZVertical, magneticDeclination: 0, predictionInterval: 0,
-            calibratedFrom: learned)
-        var mismatches = 0
-        for sample in samples[310..<400] {
-            processor.process(sample)
-            if processor.outputs.deviceMotion(in: .xMagneticNorthZVertical) != fresh.update(sample) { mismatches += 1 }
-        }
-        #expect(mismatches == 0)
+        #expect(Self.northMismatches(&processor, startedFrom: learned, over: samples[310..<400]) == 0)
     }
 }
