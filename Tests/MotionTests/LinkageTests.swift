@@ -26,23 +26,12 @@ struct LinkageTests {
             .map { $0.trimmingCharacters(in: .whitespaces) }
     }
 
-    /// Runs `executable arguments` on a thread of its own (``BlockingCall``) and returns its stdout.
+    /// Runs `executable arguments` in the package's folder, expects it to exit 0, and returns its stdout.
     static func run(_ executable: String, _ arguments: [String]) async throws -> String {
-        try await BlockingCall.run { try runBlocking(executable, arguments) }
-    }
-
-    private static func runBlocking(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = packageRoot
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(executable) \(arguments) exited \(process.terminationStatus)")
-        return String(decoding: data, as: UTF8.self)
+        let (status, output) = try await Process.output(
+            of: executable, arguments, in: packageRoot, mergingStandardError: false)
+        #expect(status == 0, "\(executable) \(arguments) exited \(status)")
+        return output
     }
 
     static let backends = ["libiio", "libudev", "libsystemd"]

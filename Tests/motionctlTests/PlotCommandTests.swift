@@ -91,10 +91,11 @@ extension Prerequisite {
     /// it rejects the SVG.
     static func render(_ svg: String) async throws -> Pixels {
         let png = svg + ".png"
-        let convert = try await run("/usr/bin/rsvg-convert", [svg, "-o", png])
+        let convert = try await Process.output(
+            of: "/usr/bin/rsvg-convert", [svg, "-o", png], mergingStandardError: true)
         guard convert.status == 0 else { throw RenderError(message: "rsvg-convert: \(convert.output)") }
         let script = try Motionctl.temporaryFile(pngCounter, name: "count-pixels.py")
-        let counted = try await run("/usr/bin/python3", [script, png])
+        let counted = try await Process.output(of: "/usr/bin/python3", [script, png], mergingStandardError: true)
         guard counted.status == 0 else { throw RenderError(message: "the PNG counter: \(counted.output)") }
         return try JSONDecoder().decode(Pixels.self, from: Data(counted.output.utf8))
     }
@@ -102,24 +103,6 @@ extension Prerequisite {
     struct RenderError: Error, CustomStringConvertible {
         var message: String
         var description: String { message }
-    }
-
-    /// Runs `executable arguments` on a thread of its own (``BlockingCall``) and returns its status and output.
-    static func run(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
-        try await BlockingCall.run { try runBlocking(executable, arguments) }
-    }
-
-    private static func runBlocking(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
     }
 
     /// The check itself can fail: a white page and a page with text only are blank to it.

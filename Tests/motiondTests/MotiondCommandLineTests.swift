@@ -8,24 +8,9 @@ import Testing
     static let motionctl = URL(fileURLWithPath: ServiceFixture.executable).deletingLastPathComponent()
         .appendingPathComponent("motionctl").path
 
-    /// Runs `path arguments` on a thread of its own (``BlockingCall``) and returns its status and its stdout and
-    /// stderr together.
+    /// Runs `path arguments` and returns its status and its stdout and stderr together.
     static func run(_ path: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
-        try await BlockingCall.run { try runBlocking(path, arguments) }
-    }
-
-    private static func runBlocking(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try await Process.output(of: path, arguments, mergingStandardError: true)
     }
 
     /// Both binaries: `<tool> X.Y.Z (swift-motion)`, then the same libiio and libudev lines (motiond printed its

@@ -136,4 +136,26 @@ extension Process {
     public func waitForExit() async {
         await BlockingCall.run { self.waitUntilExit() }
     }
+
+    /// Runs `executable arguments` to its end, with an empty stdin, on a thread of its own (``BlockingCall``), and
+    /// returns its exit status and its stdout (and its stderr too, interleaved, with `mergingStandardError`;
+    /// otherwise stderr is the test process's).
+    public static func output(
+        of executable: String, _ arguments: [String], in directory: URL? = nil, mergingStandardError: Bool
+    ) async throws -> (status: Int32, output: String) {
+        try await BlockingCall.run {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            if let directory { process.currentDirectoryURL = directory }
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            if mergingStandardError { process.standardError = pipe }
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            let output = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        }
+    }
 }
