@@ -20,7 +20,7 @@ let package = Package(
         .target(name: "UMockdevPreload", linkerSettings: [.linkedLibrary("dl")]),
         // The Swift testbed wrapper, emulated device descriptions, a scan encoder and the test prerequisites.
         .target(
-            name: "IIOTestbed", dependencies: ["CUMockdev", "UMockdevPreload"],
+            name: "IIOTestbed", dependencies: ["CUMockdev", "UMockdevPreload", "TestThreads"],
             swiftSettings: [
                 .swiftLanguageMode(.v6), .enableUpcomingFeature("InternalImportsByDefault"),
                 .enableUpcomingFeature("MemberImportVisibility"),

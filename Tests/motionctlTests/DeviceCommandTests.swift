@@ -9,11 +9,8 @@ import Testing
 /// A running `motionctl` child process whose output is collected as it comes (for live-device commands).
 final class RunningMotionctl: @unchecked Sendable {
     let process = Process()
-    private let lock = NSLock()
-    private var out = Data()
-    private var err = Data()
-    private let outPipe = Pipe()
-    private let errPipe = Pipe()
+    private let out: PipeReader
+    private let err: PipeReader
 
     /// Starts `motionctl arguments` (the built one, or `executable`), through `launcher` (such as
     /// `setpriv … --`) when given; stdin is `/dev/null`, or `stdin` (a pipe the test writes).
@@ -29,21 +26,17 @@ final class RunningMotionctl: @unchecked Sendable {
         }
         process.currentDirectoryURL = Motionctl.packageRoot
         process.standardInput = stdin ?? FileHandle.nullDevice
+        let outPipe = Pipe()
+        let errPipe = Pipe()
         process.standardOutput = outPipe
         process.standardError = errPipe
-        outPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.lock.withLock { self?.out.append(data) }
-        }
-        errPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.lock.withLock { self?.err.append(data) }
-        }
+        out = PipeReader(outPipe.fileHandleForReading)
+        err = PipeReader(errPipe.fileHandleForReading)
         try process.run()
     }
 
-    var stdout: String { lock.withLock { String(decoding: out, as: UTF8.self) } }
-    var stderr: String { lock.withLock { String(decoding: err, as: UTF8.self) } }
+    var stdout: String { out.text }
+    var stderr: String { err.text }
     var lines: [String] { stdout.split(separator: "\n").map(String.init) }
 
     /// Waits (up to `timeout` seconds) until `condition` holds for the output so far.
@@ -70,14 +63,8 @@ final class RunningMotionctl: @unchecked Sendable {
         }
         await process.waitForExit()
         // Collect what is still in the pipes.
-        try await Task.sleep(for: .milliseconds(50))
-        outPipe.fileHandleForReading.readabilityHandler = nil
-        errPipe.fileHandleForReading.readabilityHandler = nil
-        let restOut = outPipe.fileHandleForReading.readDataToEndOfFile()
-        let restErr = errPipe.fileHandleForReading.readDataToEndOfFile()
-        lock.withLock {
-            out.append(restOut)
-            err.append(restErr)
+        for (name, pipe) in [("stdout", out), ("stderr", err)] {
+            if try await !pipe.waitForEnd(timeout: 5) { Issue.record("motionctl's \(name) did not end within 5 s of its exit") }
         }
         return process.terminationStatus
     }

@@ -1,14 +1,14 @@
 public import Foundation
+import TestThreads
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A child process with its output (stdout and stderr together) collected as it comes.
-public final class ChildProcess: @unchecked Sendable {
+/// A child process with its output (stdout and stderr together) collected as it comes (``PipeReader``).
+public final class ChildProcess: Sendable {
     public let process = Process()
-    private let lock = NSLock()
-    private var output = Data()
+    private let output: PipeReader
 
     /// Starts `path arguments` with exactly `environment`.
     public init(_ path: String, _ arguments: [String], environment: [String: String]) throws {
@@ -19,15 +19,12 @@ public final class ChildProcess: @unchecked Sendable {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.lock.withLock { self?.output.append(data) }
-        }
+        output = PipeReader(pipe.fileHandleForReading)
         try process.run()
     }
 
     /// Everything the child has written so far.
-    public var text: String { lock.withLock { String(decoding: output, as: UTF8.self) } }
+    public var text: String { output.text }
 
     /// Waits up to `timeout` seconds until `condition` holds for the output so far.
     public func wait(timeout: Double, until condition: (String) -> Bool) async throws -> Bool {
@@ -37,6 +34,12 @@ public final class ChildProcess: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(50))
         }
         return condition(text)
+    }
+
+    /// Waits up to `timeout` seconds until the output has ended (every writer has closed it: the child has exited
+    /// and left no process behind that holds it); whether it has.
+    public func waitForOutputEnd(timeout: Double) async throws -> Bool {
+        try await output.waitForEnd(timeout: timeout)
     }
 
     /// Sends `signal` to the child.
@@ -132,7 +135,9 @@ public final class PrivateSystemBus: @unchecked Sendable {
             throw TestbedError("\(path) \(arguments.joined(separator: " ")) did not end within \(timeout) s")
         }
         child.process.waitUntilExit()
-        try await Task.sleep(for: .milliseconds(20))  // the output handler's last read
+        guard try await child.waitForOutputEnd(timeout: 5) else {
+            throw TestbedError("\(path) \(arguments.joined(separator: " ")) ended, but its output did not within 5 s")
+        }
         return (child.process.terminationStatus, child.text)
     }
 
