@@ -157,11 +157,18 @@ import Testing
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
+        let pid = process.processIdentifier
         let installed = Date().addingTimeInterval(10)
-        while !catchesInterrupt(process.processIdentifier) && Date() < installed {
+        while !catchesInterrupt(pid) && process.isRunning && Date() < installed {
             try await Task.sleep(for: .milliseconds(20))
         }
-        try await Task.sleep(for: .milliseconds(300))  // the pipe fills
+        #expect(catchesInterrupt(pid), "motionctl's SIGINT handler was not installed within 10 s")
+        // Signalled before the pipe is full, the command could still finish its line and end cleanly.
+        let blocked = Date().addingTimeInterval(10)
+        while !writesStandardOutput(pid) && process.isRunning && Date() < blocked {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(writesStandardOutput(pid), "motionctl was not blocked writing to its full stdout within 10 s")
         // Signals sent close together may merge into one; keep sending until the process has gone (at most 10 s).
         let deadline = Date().addingTimeInterval(10)
         while process.isRunning && Date() < deadline {
@@ -185,20 +192,20 @@ func catchesInterrupt(_ pid: Int32) -> Bool {
     return mask & (1 << UInt64(SIGINT - 1)) != 0
 }
 
-/// `true` while a thread of process `pid` is in `read(0, …)`: its stdin (`/proc/<pid>/task/*/syscall` starts with
-/// the number of `read` and fd 0). Always `false` on an architecture not listed here (the caller then waits its
-/// limit).
-func readsStandardInput(_ pid: Int32) -> Bool {
+/// `true` while a thread of process `pid` is in `write(1, …)`, as when its stdout is a full pipe
+/// (`/proc/<pid>/task/*/syscall` starts with the number of `write` and fd 1). Always `false` on an architecture not
+/// listed here (the caller then waits its limit).
+func writesStandardOutput(_ pid: Int32) -> Bool {
     #if arch(x86_64)
-    let read = "0"
+    let write = "1"
     #elseif arch(arm64)
-    let read = "63"
+    let write = "64"
     #else
     return false
     #endif
     guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return false }
     return threads.contains { thread in
-        (try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/syscall", encoding: .utf8))?.hasPrefix("\(read) 0x0 ")
+        (try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/syscall", encoding: .utf8))?.hasPrefix("\(write) 0x1 ")
             == true
     }
 }
