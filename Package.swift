@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "MotionIIO", targets: ["MotionIIO"]),
         .library(name: "MotionTesting", targets: ["MotionTesting"]),
         .library(name: "MotionClient", targets: ["MotionClient"]),
+        .library(name: "MotionStore", targets: ["MotionStore"]),
         .library(name: "Motion", targets: ["Motion"]),
         .executable(name: "motionctl", targets: ["motionctl"]),
         .executable(name: "motiond", targets: ["motiond"]),
@@ -57,6 +58,8 @@ let package = Package(
         .target(name: "MotionSystem", dependencies: ["MotionCore", "CMotionSystem"]),
         // The canonical trace format: streaming CSV reader, CSV and JSON Lines writers, the trace source.
         .target(name: "MotionTrace", dependencies: ["MotionCore", "MotionSystem"]),
+        // Motion kept on disk: a segmented, checksummed append-only log that any program can query (history).
+        .target(name: "MotionStore", dependencies: ["MotionCore", "MotionSystem"]),
         // Linux IIO devices through libiio and libudev, and the device source.
         .target(name: "MotionIIO", dependencies: ["MotionCore", "MotionSystem", "CLibIIO", "CLibUdev"]),
         // D-Bus through sd-bus: an event-loop thread, a connection, objects with their interfaces, signals, peers.
@@ -118,6 +121,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionSystem", "MotionTesting", testThreads]),
+        .testTarget(name: "MotionStoreTests", dependencies: ["MotionStore", "MotionSystem", testbed, testThreads]),
         .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO", testbed, testThreads]),
         .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace", testThreads]),
         .testTarget(

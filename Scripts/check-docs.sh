@@ -7,7 +7,7 @@ graphs="$(mktemp -d)"
 trap 'rm -rf "$graphs"' EXIT
 swift build -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs/all" > /dev/null
 status=0
-for module in MotionCore MotionAlgorithms MotionTrace MotionIIO MotionClient MotionTesting Motion; do
+for module in MotionCore MotionAlgorithms MotionTrace MotionIIO MotionClient MotionStore MotionTesting Motion; do
     mkdir -p "$graphs/$module"
     cp "$graphs/all/$module.symbols.json" "$graphs/$module/"
     cp "$graphs/all/$module"@*.symbols.json "$graphs/$module/" 2>/dev/null || true

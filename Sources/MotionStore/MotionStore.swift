@@ -1,0 +1,424 @@
+public import MotionCore
+import MotionSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Motion kept on disk: samples appended as they come, in a directory that any program can query
+/// (``StoreReader``), crash-safe and bounded. `Docs/History.md` gives the format and the guarantees.
+///
+/// The store is a segmented append-only log: files of at most ``Configuration/segmentBytes`` each, holding frames
+/// of about a second of samples, each frame checked by a CRC-32C. Samples wait in memory until a frame is due
+/// (``Configuration/flushInterval``, 1 s by default), then go to the file in one `write`: a process killed with
+/// SIGKILL loses at most that second (what was written is in the kernel's page cache), and at most
+/// ``Configuration/syncInterval`` more when the machine loses power (the file is flushed to the disk at that
+/// interval). A frame cut short or damaged is reported by readers and skipped; the frames after it stay readable.
+///
+/// Retention: whole segments go, oldest first, once they are older than ``Configuration/maximumAge`` (their last
+/// write) or while all segments together could exceed ``Configuration/maximumBytes`` (the one being written
+/// counted whole): the store stays within that size, or a frame more when a single frame is larger than a
+/// segment.
+///
+/// When a write fails (a full disk, say), recording pauses: ``append(_:)`` returns ``Event/paused(_:)`` once,
+/// samples are kept in memory up to ``Configuration/maximumPendingSamples`` and later ones counted and dropped,
+/// and the write is tried again every ``Configuration/retryInterval``; ``Event/resumed(droppedSamples:)`` says
+/// when it works again. Nothing else stops.
+///
+/// One process writes a store at a time (an exclusive `flock` on `DIR/lock`); any number may read it meanwhile.
+/// Thread-safe: a lock guards the state, and no call blocks on anything but the store's own files.
+public final class MotionStore: Sendable {
+    /// How a store keeps and bounds its data.
+    public struct Configuration: Hashable, Sendable {
+        /// How long segments are kept after their last write, in seconds. Default 259 200 s (3 days, as Core
+        /// Motion's `CMSensorRecorder` keeps its data).
+        public var maximumAge: Double
+        /// The most bytes all segments together may take. Default 512 MiB: 3 days of the accelerometer at 50 Hz
+        /// take about 430 MB (33 bytes a sample).
+        public var maximumBytes: Int
+        /// The size at which a segment is closed and the next one begun, in bytes: the unit of retention. Default
+        /// 4 MiB (about 21 minutes of one sensor at 100 Hz), at most 64 MiB.
+        public var segmentBytes: Int
+        /// The longest a sample waits in memory before it is written, in seconds: what a SIGKILL can lose.
+        /// Default 1 s.
+        public var flushInterval: Double
+        /// How long written data may wait before it is flushed to the disk (`fdatasync`, at the first write after
+        /// it), in seconds: with `flushInterval`, what a power loss can lose. Default 10 s.
+        public var syncInterval: Double
+        /// How often a failed write is tried again while recording is paused, in seconds. Default 5 s.
+        public var retryInterval: Double
+        /// The most samples kept in memory while writes fail, beyond which new ones are dropped (and counted).
+        /// Default 10 000 (100 s at 100 Hz, 330 KB).
+        public var maximumPendingSamples: Int
+        /// A label kept in each segment's header, such as the device's name (at most 1 024 bytes of UTF-8).
+        public var label: String
+
+        /// A configuration; every parameter has the documented default.
+        public init(
+            maximumAge: Double = 259_200, maximumBytes: Int = 512 << 20, segmentBytes: Int = 4 << 20,
+            flushInterval: Double = 1, syncInterval: Double = 10, retryInterval: Double = 5,
+            maximumPendingSamples: Int = 10_000, label: String = ""
+        ) {
+            self.maximumAge = maximumAge
+            self.maximumBytes = maximumBytes
+            self.segmentBytes = segmentBytes
+            self.flushInterval = flushInterval
+            self.syncInterval = syncInterval
+            self.retryInterval = retryInterval
+            self.maximumPendingSamples = maximumPendingSamples
+            self.label = label
+        }
+
+        /// The largest ``segmentBytes``: 64 MiB, so that a reader holds at most that much of a segment at once.
+        public static let largestSegment = 64 << 20
+
+        /// Throws `invalidArgument` naming the first value out of its range.
+        func validate() throws(MotionError) {
+            func check(_ valid: Bool, _ text: String) throws(MotionError) {
+                if !valid { throw MotionError(.invalidArgument, "the store's \(text)") }
+            }
+            try check(maximumAge > 0 && maximumAge.isFinite, "maximum age must be a finite number of seconds > 0, not \(maximumAge)")
+            try check(
+                segmentBytes >= 4096 && segmentBytes <= Self.largestSegment,
+                "segment size must be 4096 to \(Self.largestSegment) bytes, not \(segmentBytes)")
+            try check(
+                maximumBytes >= 2 * segmentBytes,
+                "size limit (\(maximumBytes) bytes) must hold at least two segments of \(segmentBytes) bytes")
+            try check(
+                flushInterval > 0 && flushInterval <= 60, "flush interval must be in (0, 60] s, not \(flushInterval)")
+            try check(syncInterval > 0 && syncInterval <= 3600, "sync interval must be in (0, 3600] s, not \(syncInterval)")
+            try check(retryInterval > 0 && retryInterval <= 3600, "retry interval must be in (0, 3600] s, not \(retryInterval)")
+            try check(
+                maximumPendingSamples >= 1 && maximumPendingSamples <= 10_000_000,
+                "pending-sample limit must be 1 to 10 000 000, not \(maximumPendingSamples)")
+        }
+    }
+
+    /// How the samples' timestamps relate to Unix time, which queries use.
+    public enum Clock: Hashable, Sendable {
+        /// `CLOCK_BOOTTIME` seconds, as live devices and the motion service stamp samples: the offset to Unix time
+        /// is measured when each frame is written.
+        case boottime
+        /// A fixed offset, in seconds: a sample's Unix time is its timestamp plus this (0: the timestamps are Unix
+        /// time already).
+        case offset(Double)
+    }
+
+    /// What a call changed in the store's recording, for the caller to report.
+    public enum Event: Sendable, CustomStringConvertible {
+        /// A write failed: recording is paused until a retry works.
+        case paused(MotionError)
+        /// Writing works again; `droppedSamples` samples came while paused and were not kept.
+        case resumed(droppedSamples: Int)
+
+        public var description: String {
+            switch self {
+            case .paused(let error):
+                "recording paused: \(error)"
+            case .resumed(let dropped):
+                "recording resumed; \(dropped) sample\(dropped == 1 ? "" : "s") that came meanwhile not kept"
+            }
+        }
+    }
+
+    private let state: LockedState<WriterState>
+
+    /// Opens the store in `directory` for writing, creating the directory (mode 0700) when it does not exist,
+    /// and applies retention. Appends go to a new segment: segments already there are never written again.
+    ///
+    /// - Throws: `MotionError` naming the directory: `invalidArgument` for a configuration value out of range,
+    ///   `outputExists` when another process writes the store, `permissionDenied` or `ioFailure` when the
+    ///   directory cannot be created or used.
+    public init(directory: String, clock: Clock = .boottime, configuration: Configuration = Configuration())
+        throws(MotionError)
+    {
+        try configuration.validate()
+        let lock = try StoreDirectory.openForWriting(directory)
+        var writer = WriterState(directory: directory, lockDescriptor: lock, configuration: configuration, clock: clock)
+        do throws(MotionError) {
+            writer.nextSequence = try StoreDirectory.segments(in: directory).map(\.sequence).max().map { $0 + 1 } ?? 1
+            try writer.applyRetention(now: wallSeconds())
+        } catch {
+            writer.closeFiles()
+            throw error
+        }
+        state = LockedState(writer)
+    }
+
+    deinit {
+        state.withLock { state in
+            _ = try? state.flush(now: monotonicNanoseconds())
+            state.closeFiles()
+        }
+    }
+
+    /// Appends `sample`, and writes the frame when it is due. A sample without a reading, with a reading that is not
+    /// finite, or older than the last one kept, is not kept (``rejectedSamples``).
+    /// - Returns: An event when recording pauses or resumes.
+    @discardableResult
+    public func append(_ sample: MotionSample) -> Event? {
+        state.withLock { $0.append(sample, now: monotonicNanoseconds()) }
+    }
+
+    /// Appends `samples` in order; see ``append(_:)``.
+    /// - Returns: The last event, when recording paused or resumed.
+    @discardableResult
+    public func append(contentsOf samples: some Sequence<MotionSample>) -> Event? {
+        state.withLock { state in
+            let now = monotonicNanoseconds()
+            var last: Event?
+            for sample in samples { last = state.append(sample, now: now) ?? last }
+            return last
+        }
+    }
+
+    /// Writes the pending frame when it is due (its first sample waited ``Configuration/flushInterval``), or
+    /// tries again a write that failed when ``Configuration/retryInterval`` has passed: call it about once a
+    /// second, so that samples do not wait longer when none come after them.
+    @discardableResult
+    public func flushIfDue() -> Event? {
+        state.withLock { $0.flushIfDue(now: monotonicNanoseconds()) }
+    }
+
+    /// Writes what is pending now and flushes the file to the disk.
+    /// - Throws: `MotionError` (`ioFailure`, naming the segment) when it cannot; the samples stay pending.
+    public func synchronize() throws(MotionError) {
+        try state.withLock { state throws(MotionError) in
+            try state.flush(now: monotonicNanoseconds())
+            try state.sync(now: monotonicNanoseconds())
+        }
+    }
+
+    /// Writes what is pending, flushes it to the disk and releases the store; later appends are ignored.
+    /// - Throws: `MotionError` when the last write fails: its samples are lost, what was written before is kept.
+    public func close() throws(MotionError) {
+        try state.withLock { state throws(MotionError) in
+            defer { state.closeFiles() }
+            guard !state.isClosed else { return }
+            try state.flush(now: monotonicNanoseconds())
+            try state.sync(now: monotonicNanoseconds())
+        }
+    }
+
+    /// Samples not kept because they had no finite reading or went back in time.
+    public var rejectedSamples: Int { state.withLock { $0.rejected } }
+
+    /// Whether recording is paused by a failed write, and by which error.
+    public var pausedBy: MotionError? { state.withLock { $0.pausedBy } }
+}
+
+/// Unix time in seconds (`CLOCK_REALTIME`).
+func wallSeconds() -> Double { Double(clockNanoseconds(CLOCK_REALTIME)) / 1e9 }
+
+/// The writer's state, under the store's lock.
+struct WriterState {
+    let directory: String
+    let configuration: MotionStore.Configuration
+    let clock: MotionStore.Clock
+    var lockDescriptor: Int32
+    var frame = SamplesFrameBuilder()
+    /// The monotonic time the frame's first sample came, in nanoseconds.
+    var frameStarted: UInt64 = 0
+    var segment: Int32 = -1
+    var segmentPath = ""
+    var segmentSize = 0
+    var nextSequence = 1
+    var unsynced = false
+    var lastSync: UInt64 = 0
+    var lastTime = -Double.infinity
+    var rejected = 0
+    var pausedBy: MotionError?
+    var lastAttempt: UInt64 = 0
+    var dropped = 0
+
+    init(directory: String, lockDescriptor: Int32, configuration: MotionStore.Configuration, clock: MotionStore.Clock) {
+        self.directory = directory
+        self.lockDescriptor = lockDescriptor
+        self.configuration = configuration
+        self.clock = clock
+    }
+
+    var isClosed: Bool { lockDescriptor < 0 }
+
+    mutating func append(_ sample: MotionSample, now: UInt64) -> MotionStore.Event? {
+        guard !isClosed else { return nil }
+        let readings = [sample.acceleration?.isFinite, sample.rotationRate?.isFinite, sample.magneticField?.isFinite]
+        guard sample.timestamp.isFinite, sample.timestamp >= lastTime, readings.contains(true),
+            !readings.contains(false)
+        else {
+            rejected += 1
+            return nil
+        }
+        var event: MotionStore.Event?
+        if frame.count >= configuration.maximumPendingSamples {
+            if pausedBy == nil {
+                frameStarted = 0  // a full frame is due at once
+                event = flushIfDue(now: now)
+            }
+            if frame.count >= configuration.maximumPendingSamples {
+                dropped += 1
+                return event ?? flushIfDue(now: now)
+            }
+        }
+        if frame.isEmpty { frameStarted = now }
+        frame.append(sample)
+        lastTime = sample.timestamp
+        return event ?? flushIfDue(now: now)
+    }
+
+    mutating func flushIfDue(now: UInt64) -> MotionStore.Event? {
+        guard !isClosed else { return nil }
+        let wasPaused = pausedBy != nil
+        if wasPaused {
+            guard now >= lastAttempt + nanoseconds(clamping: configuration.retryInterval) else { return nil }
+        } else {
+            guard !frame.isEmpty, now >= frameStarted + nanoseconds(clamping: configuration.flushInterval) else {
+                return nil
+            }
+        }
+        do {
+            try flush(now: now)
+            if unsynced && now >= lastSync + nanoseconds(clamping: configuration.syncInterval) { try sync(now: now) }
+        } catch {
+            lastAttempt = now
+            guard !wasPaused else { return nil }
+            pausedBy = error
+            return .paused(error)
+        }
+        guard wasPaused else { return nil }
+        defer {
+            pausedBy = nil
+            dropped = 0
+        }
+        return .resumed(droppedSamples: dropped)
+    }
+
+    /// Writes the frame (when not empty), starting a segment first when needed.
+    mutating func flush(now: UInt64) throws(MotionError) {
+        guard !frame.isEmpty else { return }
+        let offset: Double =
+            switch clock {
+            case .boottime: wallSeconds() - Double(clockNanoseconds(CLOCK_BOOTTIME)) / 1e9
+            case .offset(let offset): offset
+            }
+        frame.finish(clockOffset: offset)
+        if segment >= 0 && segmentSize + frame.bytes.count > configuration.segmentBytes {
+            try finishSegment(now: now)
+        }
+        if segment < 0 { try startSegment(now: now) }
+        let frameSize = frame.bytes.count
+        let failure = frame.bytes.withUnsafeBytes { [segment] in Self.writeAll($0, to: segment) }
+        if let failure { throw writeFailed(failure) }
+        segmentSize += frameSize
+        unsynced = true
+        frame.reset()
+    }
+
+    /// Writes `bytes` at the end of the file `descriptor`; on a failure, cuts what was written of them off again.
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> SystemErrno? {
+        var written = 0
+        let start = lseek(descriptor, 0, SEEK_CUR)
+        while written < bytes.count {
+            switch SystemErrno.retryingInterrupts({ write(descriptor, bytes.baseAddress! + written, bytes.count - written) }) {
+            case .success(let count):
+                written += count
+            case .failure(let error):
+                if written > 0 && start >= 0 {
+                    _ = ftruncate(descriptor, start)
+                    _ = lseek(descriptor, start, SEEK_SET)
+                }
+                return error
+            }
+        }
+        return nil
+    }
+
+    func writeFailed(_ error: SystemErrno) -> MotionError {
+        MotionError(
+            error.isPermissionDenied ? .permissionDenied : .ioFailure,
+            "cannot write the store's segment: \(error.text); free space on its disk or lower the store's size limit",
+            at: .init(file: segmentPath), underlying: error)
+    }
+
+    /// Flushes the segment to the disk.
+    mutating func sync(now: UInt64) throws(MotionError) {
+        guard segment >= 0, unsynced else { return }
+        if case .failure(let error) = SystemErrno.retryingInterrupts({ fdatasync(segment) }) {
+            throw MotionError(
+                .ioFailure, "cannot flush the store's segment to the disk: \(error.text)", at: .init(file: segmentPath),
+                underlying: error)
+        }
+        unsynced = false
+        lastSync = now
+    }
+
+    mutating func startSegment(now: UInt64) throws(MotionError) {
+        let name = StoreDirectory.segmentName(nextSequence)
+        let path = directory + "/" + name
+        let descriptor = path.withCString { cPath in
+            SystemErrno.retryingInterrupts { open(cPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+        }
+        switch descriptor {
+        case .success(let fd):
+            segment = fd
+        case .failure(let error):
+            throw MotionError(
+                error.isPermissionDenied ? .permissionDenied : .ioFailure,
+                "cannot create a segment in the store: \(error.text)", at: .init(file: path), underlying: error)
+        }
+        segmentPath = path
+        segmentSize = 0
+        nextSequence += 1
+        let header = StoreFormat.headerFrame(created: wallSeconds(), label: configuration.label)
+        if let failure = header.withUnsafeBytes({ [segment] in Self.writeAll($0, to: segment) }) {
+            let error = writeFailed(failure)
+            closeSegment()
+            _ = unlink(path)
+            throw error
+        }
+        segmentSize = header.count
+        StoreDirectory.syncDirectory(directory)  // the new name survives a power loss
+        try applyRetention(now: wallSeconds())
+    }
+
+    mutating func finishSegment(now: UInt64) throws(MotionError) {
+        try sync(now: now)
+        closeSegment()
+    }
+
+    mutating func closeSegment() {
+        if segment >= 0 { _ = Glibc.close(segment) }
+        segment = -1
+        unsynced = false
+    }
+
+    /// Removes whole segments, never the one being written: those last written before `now − maximumAge` (Unix
+    /// seconds), then the oldest while the others and a whole segment for the one being written (or about to be)
+    /// exceed `maximumBytes`.
+    mutating func applyRetention(now: Double) throws(MotionError) {
+        let active = segment >= 0 ? segmentPath : nil
+        var segments = try StoreDirectory.segments(in: directory).filter { $0.path != active }
+        var total = segments.reduce(0) { $0 + $1.size }
+        var removed = false
+        while let oldest = segments.first,
+            oldest.modified < now - configuration.maximumAge || total + configuration.segmentBytes > configuration.maximumBytes
+        {
+            if unlink(oldest.path) != 0 && errno != ENOENT {
+                let error = SystemErrno.current()
+                throw MotionError(
+                    .ioFailure, "cannot remove an expired segment of the store: \(error.text)",
+                    at: .init(file: oldest.path), underlying: error)
+            }
+            total -= oldest.size
+            segments.removeFirst()
+            removed = true
+        }
+        if removed { StoreDirectory.syncDirectory(directory) }
+    }
+
+    mutating func closeFiles() {
+        closeSegment()
+        if lockDescriptor >= 0 { _ = Glibc.close(lockDescriptor) }
+        lockDescriptor = -1
+    }
+}

@@ -1,0 +1,286 @@
+package import MotionCore
+
+/// The bytes of a store's segment files (`Docs/History.md`, "Format"). A segment is a sequence of frames, each
+/// checked on its own, so that damage costs only the frames it touches:
+///
+/// ```text
+/// frame   := magic "MSR1" | payload length (UInt32) | CRC-32C of the payload (UInt32) | payload
+/// payload := kind (UInt8) | …
+///   kind 0, segment header: version (UInt8) | created (Float64, Unix seconds) | label length (UInt16) | label (UTF-8)
+///   kind 1, samples:        clock offset (Float64, s) | count (UInt32) | count × record
+/// record  := t (Float64, s, the source's clock) | sensors (UInt8: SensorSet) | 3 × Float64 per sensor present,
+///            in the order acceleration (g), rotation rate (rad/s), magnetic field (µT)
+/// ```
+///
+/// Every integer and float is little-endian. A sample's Unix time is `t + clock offset` (the offset measured when the
+/// frame was written). A reader trusts nothing: lengths are bounded, counts must fill the payload exactly, every
+/// number must be finite, sensors must be a known non-empty set, and times must not go back within a frame.
+package enum StoreFormat {
+    /// The magic at the start of every frame: the bytes `MSR1`.
+    package static let magic: [UInt8] = Array("MSR1".utf8)
+    /// The bytes before a frame's payload: magic, length, checksum.
+    package static let frameHeaderSize = 12
+    /// The largest payload a reader accepts, 16 MiB: a writer's frames hold about a second of samples (a few KB).
+    package static let maximumPayload = 16 << 20
+    /// The format's version, in each segment header.
+    package static let version: UInt8 = 1
+    /// The longest segment label, in bytes.
+    package static let maximumLabelBytes = 1024
+
+    package enum Kind: UInt8 {
+        case segmentHeader = 0
+        case samples = 1
+    }
+
+    /// Bytes of one record with `sensors`.
+    @inlinable
+    package static func recordSize(_ sensors: SensorSet) -> Int { 9 + 24 * sensors.rawValue.nonzeroBitCount }
+
+    /// A segment header frame.
+    package static func headerFrame(created: Double, label: String) -> [UInt8] {
+        var payload: [UInt8] = [Kind.segmentHeader.rawValue, version]
+        payload.appendLittleEndian(created.bitPattern)
+        let labelBytes = Array(label.utf8.prefix(maximumLabelBytes))
+        payload.appendLittleEndian(UInt16(labelBytes.count))
+        payload += labelBytes
+        return frame(payload)
+    }
+
+    /// `payload` framed: magic, length, checksum, payload.
+    package static func frame(_ payload: [UInt8]) -> [UInt8] {
+        var bytes = magic
+        bytes.appendLittleEndian(UInt32(payload.count))
+        bytes.appendLittleEndian(payload.withUnsafeBytes { CRC32C.checksum($0) })
+        return bytes + payload
+    }
+}
+
+/// A samples frame built in place, sample by sample, in a buffer kept from frame to frame (no allocation per
+/// sample once the buffer has grown to a frame's size).
+package struct SamplesFrameBuilder: Sendable {
+    /// The frame so far; its header, offset and count are filled by ``finish(clockOffset:)``.
+    package private(set) var bytes: [UInt8] = []
+    /// The records in the frame.
+    package private(set) var count = 0
+    /// The first and last record's time, in seconds on the source's clock.
+    package private(set) var firstTime = 0.0
+    package private(set) var lastTime = 0.0
+
+    /// Where the records start: frame header, kind, offset, count.
+    static let recordsStart = StoreFormat.frameHeaderSize + 1 + 8 + 4
+
+    package init() { reset() }
+
+    package var isEmpty: Bool { count == 0 }
+
+    /// Empties the frame.
+    package mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+        bytes += StoreFormat.magic
+        bytes += [UInt8](repeating: 0, count: Self.recordsStart - StoreFormat.magic.count)
+        bytes[StoreFormat.frameHeaderSize] = StoreFormat.Kind.samples.rawValue
+        count = 0
+    }
+
+    /// Appends `sample`. The caller keeps only samples with a finite time and finite readings of at least one
+    /// sensor, in time order.
+    package mutating func append(_ sample: MotionSample) {
+        var sensors: SensorSet = []
+        if sample.acceleration != nil { sensors.insert(.accelerometer) }
+        if sample.rotationRate != nil { sensors.insert(.gyroscope) }
+        if sample.magneticField != nil { sensors.insert(.magnetometer) }
+        bytes.appendLittleEndian(sample.timestamp.bitPattern)
+        bytes.append(sensors.rawValue)
+        for vector in [sample.acceleration?.vector, sample.rotationRate?.vector, sample.magneticField?.vector] {
+            guard let vector else { continue }
+            bytes.appendLittleEndian(vector.x.bitPattern)
+            bytes.appendLittleEndian(vector.y.bitPattern)
+            bytes.appendLittleEndian(vector.z.bitPattern)
+        }
+        if count == 0 { firstTime = sample.timestamp }
+        lastTime = sample.timestamp
+        count += 1
+    }
+
+    /// Fills the header, the clock offset (Unix time minus the source's clock, in seconds) and the count; the frame
+    /// is then `bytes`.
+    package mutating func finish(clockOffset: Double) {
+        let h = StoreFormat.frameHeaderSize
+        bytes.storeLittleEndian(UInt32(bytes.count - h), at: 4)
+        bytes.storeLittleEndian(clockOffset.bitPattern, at: h + 1)
+        bytes.storeLittleEndian(UInt32(count), at: h + 9)
+        let checksum = bytes.withUnsafeBytes { CRC32C.checksum(.init(rebasing: $0[h...])) }
+        bytes.storeLittleEndian(checksum, at: 8)
+    }
+}
+
+/// What a segment's bytes hold: its frames, and the ranges that are not frames (damage).
+package struct FrameScan {
+    package enum Item {
+        /// A frame whose checksum matches: its kind and its payload's range in the bytes.
+        case frame(StoreFormat.Kind, Range<Int>)
+        /// Bytes that are no frame, and why the first of them is not.
+        case damage(Range<Int>, String)
+    }
+
+    /// Splits `bytes` into frames and damaged ranges. After a damaged frame the scan looks for the next magic at
+    /// which a whole frame checks, so one damaged frame costs only itself.
+    package static func items(_ bytes: UnsafeRawBufferPointer) -> [Item] {
+        var items: [Item] = []
+        var offset = 0
+        var damageStart: Int?
+        var damageReason = ""
+        while offset < bytes.count {
+            switch frame(in: bytes, at: offset) {
+            case .success(let (kind, payload)):
+                if let start = damageStart {
+                    items.append(.damage(start..<offset, damageReason))
+                    damageStart = nil
+                }
+                items.append(.frame(kind, payload))
+                offset = payload.upperBound
+            case .failure(let reason):
+                if damageStart == nil {
+                    damageStart = offset
+                    damageReason = reason.text
+                }
+                offset = nextMagic(in: bytes, after: offset) ?? bytes.count
+            }
+        }
+        if let start = damageStart { items.append(.damage(start..<bytes.count, damageReason)) }
+        return items
+    }
+
+    /// The reason given for a frame that the file's end cuts short.
+    package static let cutShort = "a frame cut short (the file ends)"
+
+    package struct Reason: Error {
+        package var text: String
+    }
+
+    /// The frame at `offset`, or why there is none.
+    static func frame(in bytes: UnsafeRawBufferPointer, at offset: Int) -> Result<(StoreFormat.Kind, Range<Int>), Reason> {
+        let h = StoreFormat.frameHeaderSize
+        guard bytes.count - offset >= h else { return .failure(Reason(text: cutShort)) }
+        guard (0..<4).allSatisfy({ bytes[offset + $0] == StoreFormat.magic[$0] }) else {
+            return .failure(Reason(text: "no frame starts here"))
+        }
+        let length = Int(bytes.loadLittleEndian(UInt32.self, at: offset + 4))
+        guard length >= 1, length <= StoreFormat.maximumPayload else {
+            return .failure(Reason(text: "a frame length of \(length) bytes"))
+        }
+        guard bytes.count - offset - h >= length else {
+            return .failure(Reason(text: cutShort))
+        }
+        let payload = (offset + h)..<(offset + h + length)
+        let expected = bytes.loadLittleEndian(UInt32.self, at: offset + 8)
+        guard CRC32C.checksum(.init(rebasing: bytes[payload])) == expected else {
+            return .failure(Reason(text: "a checksum mismatch"))
+        }
+        guard let kind = StoreFormat.Kind(rawValue: bytes[payload.lowerBound]) else {
+            return .failure(Reason(text: "a frame of unknown kind \(bytes[payload.lowerBound])"))
+        }
+        return .success((kind, payload))
+    }
+
+    /// The next offset after `offset` where the magic starts.
+    static func nextMagic(in bytes: UnsafeRawBufferPointer, after offset: Int) -> Int? {
+        var candidate = offset + 1
+        while candidate + 4 <= bytes.count {
+            if bytes[candidate] == StoreFormat.magic[0] && bytes[candidate + 1] == StoreFormat.magic[1]
+                && bytes[candidate + 2] == StoreFormat.magic[2] && bytes[candidate + 3] == StoreFormat.magic[3]
+            {
+                return candidate
+            }
+            candidate += 1
+        }
+        return nil
+    }
+
+    /// A segment header's creation time (Unix seconds) and label, or why the payload is not one.
+    package static func header(_ payload: UnsafeRawBufferPointer) -> Result<(created: Double, label: String), Reason> {
+        guard payload.count >= 12 else { return .failure(Reason(text: "a segment header of \(payload.count) bytes")) }
+        guard payload[1] == StoreFormat.version else {
+            return .failure(Reason(text: "format version \(payload[1]) (this build reads \(StoreFormat.version))"))
+        }
+        let created = Double(bitPattern: payload.loadLittleEndian(UInt64.self, at: 2))
+        let labelCount = Int(payload.loadLittleEndian(UInt16.self, at: 10))
+        guard created.isFinite, payload.count == 12 + labelCount, labelCount <= StoreFormat.maximumLabelBytes else {
+            return .failure(Reason(text: "a malformed segment header"))
+        }
+        return .success((created, String(decoding: payload[12...], as: UTF8.self)))
+    }
+
+    /// A samples payload's clock offset and samples, or why it is malformed.
+    package static func samples(_ payload: UnsafeRawBufferPointer) -> Result<(offset: Double, samples: [MotionSample]), Reason> {
+        guard payload.count >= 13 else { return .failure(Reason(text: "a samples frame of \(payload.count) bytes")) }
+        let offset = Double(bitPattern: payload.loadLittleEndian(UInt64.self, at: 1))
+        let count = Int(payload.loadLittleEndian(UInt32.self, at: 9))
+        guard offset.isFinite else { return .failure(Reason(text: "a clock offset of \(offset) s")) }
+        // At least 33 bytes a record: a count that cannot fit is refused before anything is reserved for it.
+        guard count <= (payload.count - 13) / 33 else {
+            return .failure(Reason(text: "\(count) records in \(payload.count) bytes"))
+        }
+        var samples: [MotionSample] = []
+        samples.reserveCapacity(count)
+        var position = 13
+        for index in 0..<count {
+            guard payload.count - position >= 9 else { return .failure(Reason(text: "record \(index + 1) cut short")) }
+            let time = Double(bitPattern: payload.loadLittleEndian(UInt64.self, at: position))
+            let sensors = SensorSet(rawValue: payload[position + 8])
+            position += 9
+            guard time.isFinite else { return .failure(Reason(text: "record \(index + 1): a time of \(time) s")) }
+            guard !sensors.isEmpty, SensorSet.all.isSuperset(of: sensors) else {
+                return .failure(Reason(text: "record \(index + 1): sensor bits \(sensors.rawValue)"))
+            }
+            guard samples.last.map({ $0.timestamp <= time }) ?? true else {
+                return .failure(Reason(text: "record \(index + 1): its time goes back"))
+            }
+            guard payload.count - position >= StoreFormat.recordSize(sensors) - 9 else {
+                return .failure(Reason(text: "record \(index + 1) cut short"))
+            }
+            var sample = MotionSample(timestamp: time)
+            for sensor in [SensorSet.accelerometer, .gyroscope, .magnetometer] where sensors.contains(sensor) {
+                let vector = SIMD3(
+                    Double(bitPattern: payload.loadLittleEndian(UInt64.self, at: position)),
+                    Double(bitPattern: payload.loadLittleEndian(UInt64.self, at: position + 8)),
+                    Double(bitPattern: payload.loadLittleEndian(UInt64.self, at: position + 16)))
+                position += 24
+                guard vector.x.isFinite, vector.y.isFinite, vector.z.isFinite else {
+                    return .failure(Reason(text: "record \(index + 1): a reading that is not finite"))
+                }
+                switch sensor {
+                case .accelerometer: sample.acceleration = Acceleration(vector)
+                case .gyroscope: sample.rotationRate = RotationRate(vector)
+                default: sample.magneticField = MagneticField(vector)
+                }
+            }
+            samples.append(sample)
+        }
+        guard position == payload.count else {
+            return .failure(Reason(text: "\(payload.count - position) bytes after the last record"))
+        }
+        return .success((offset, samples))
+    }
+}
+
+extension [UInt8] {
+    @inlinable
+    mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+    }
+
+    @inlinable
+    mutating func storeLittleEndian<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+        Swift.withUnsafeBytes(of: value.littleEndian) { source in
+            for (index, byte) in source.enumerated() { self[offset + index] = byte }
+        }
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    @inlinable
+    func loadLittleEndian<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
+        T(littleEndian: loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+}

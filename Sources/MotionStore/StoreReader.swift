@@ -1,0 +1,205 @@
+public import MotionCore
+import MotionSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Samples a store holds (``MotionStore``), oldest first, a frame (about a second) at a time, with what is damaged
+/// reported rather than thrown: any number of readers may read a store while its writer appends.
+///
+/// ```swift
+/// var reader = try StoreReader(directory: "/var/lib/motiond/history", from: now - 3600)
+/// while let batch = try reader.next() {
+///     for sample in batch.samples { print(sample.timestamp + batch.clockOffset, sample.acceleration!) }
+/// }
+/// for damage in reader.damage { print("warning:", damage) }
+/// ```
+///
+/// Everything is read as another process's input: segments are opened without following symbolic links, at most
+/// ``MotionStore/Configuration/largestSegment`` bytes of each are read, and every frame is checked (checksum,
+/// lengths, counts, finite numbers, known sensors, time order) before any sample of it is returned.
+public struct StoreReader: Sendable {
+    /// The Unix times returned, in seconds.
+    private let start: Double
+    private let end: Double
+    /// What was found damaged so far and skipped: reported, never thrown, since the rest stays readable.
+    public private(set) var damage: [StoreDamage] = []
+    private var segments: [StoreDirectory.Segment]
+    private var batches: [StoredSamples] = []
+
+    /// A reader of the samples whose Unix time (timestamp plus the frame's clock offset) is in `start...end`.
+    /// - Throws: `MotionError` naming the directory when it cannot be listed (`noInput` when it does not exist).
+    public init(directory: String, from start: Double = -.infinity, through end: Double = .infinity) throws(MotionError) {
+        guard !start.isNaN, !end.isNaN, start <= end else {
+            throw MotionError(.invalidArgument, "the time range \(start) to \(end) is empty")
+        }
+        self.start = start
+        self.end = end
+        // A segment last written before `start` holds nothing from `start` on (samples are written after they
+        // happen), so it is not read.
+        segments = try StoreDirectory.segments(in: directory).filter { $0.modified >= start }
+        segments.reverse()  // taken from the end
+    }
+
+    /// The next frame's samples in the range, or `nil` after the last.
+    /// - Throws: `MotionError` when a segment cannot be read at all (`permissionDenied`, `ioFailure`); a segment
+    ///   that is damaged or vanished (removed by retention meanwhile) is reported in ``damage`` or skipped instead.
+    public mutating func next() throws(MotionError) -> StoredSamples? {
+        while batches.isEmpty {
+            guard let segment = segments.popLast() else { return nil }
+            try read(segment, isNewest: segments.isEmpty)
+        }
+        return batches.removeFirst()
+    }
+
+    /// Reads every sample in the range at once; prefer ``next()`` for long ranges.
+    public mutating func readAll() throws(MotionError) -> [MotionSample] {
+        var samples: [MotionSample] = []
+        while let batch = try next() { samples += batch.samples }
+        return samples
+    }
+
+    /// Reads `segment`'s frames in the range. In the newest segment, a frame cut short by the file's end is the
+    /// writer's `write` in progress, not damage.
+    private mutating func read(_ segment: StoreDirectory.Segment, isNewest: Bool) throws(MotionError) {
+        let bytes: [UInt8]
+        switch Self.contents(of: segment.path) {
+        case .success(let contents): bytes = contents
+        case .failure(.gone): return  // removed by retention since it was listed
+        case .failure(.notRegular):
+            damage.append(StoreDamage(file: segment.path, bytes: 0..<0, reason: "not a regular file"))
+            return
+        case .failure(.tooLarge(let size)):
+            damage.append(
+                StoreDamage(
+                    file: segment.path, bytes: 0..<size,
+                    reason: "larger than \(MotionStore.Configuration.largestSegment) bytes: not a segment this "
+                        + "library wrote"))
+            return
+        case .failure(.system(let error)):
+            throw MotionError(
+                error.isPermissionDenied ? .permissionDenied : .ioFailure,
+                "cannot read the store's segment: \(error.text)", at: .init(file: segment.path), underlying: error)
+        }
+        let path = segment.path
+        var found: [StoredSamples] = []
+        var damaged: [StoreDamage] = []
+        var sawHeader = false
+        var label = ""
+        let (start, end) = (self.start, self.end)
+        bytes.withUnsafeBytes { buffer in
+            for item in FrameScan.items(buffer) {
+                switch item {
+                case .damage(let range, let reason):
+                    damaged.append(StoreDamage(file: path, bytes: range, reason: reason))
+                case .frame(.segmentHeader, let payload):
+                    switch FrameScan.header(.init(rebasing: buffer[payload])) {
+                    case .success(let header):
+                        sawHeader = true
+                        label = header.label
+                    case .failure(let reason):
+                        damaged.append(StoreDamage(file: path, bytes: payload, reason: reason.text))
+                    }
+                case .frame(.samples, let payload):
+                    switch FrameScan.samples(.init(rebasing: buffer[payload])) {
+                    case .success(let frame):
+                        let kept = frame.samples.filter {
+                            let unix = $0.timestamp + frame.offset
+                            return unix >= start && unix <= end
+                        }
+                        if !kept.isEmpty {
+                            found.append(StoredSamples(samples: kept, clockOffset: frame.offset, label: label))
+                        }
+                    case .failure(let reason):
+                        damaged.append(StoreDamage(file: path, bytes: payload, reason: reason.text))
+                    }
+                }
+            }
+        }
+        if isNewest, let last = damaged.last, last.bytes.upperBound == bytes.count,
+            last.reason == FrameScan.cutShort
+        {
+            damaged.removeLast()
+        }
+        if !sawHeader && !bytes.isEmpty && damaged.isEmpty {
+            damaged.append(StoreDamage(file: path, bytes: 0..<0, reason: "no segment header"))
+        }
+        damage += damaged
+        batches += found
+    }
+
+    private enum ReadFailure: Error {
+        case gone
+        case notRegular
+        case tooLarge(Int)
+        case system(SystemErrno)
+    }
+
+    /// The whole file at `path`, read as hostile input.
+    private static func contents(of path: String) -> Result<[UInt8], ReadFailure> {
+        let opened = path.withCString { cPath in
+            SystemErrno.retryingInterrupts { open(cPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
+        }
+        let descriptor: Int32
+        switch opened {
+        case .success(let fd): descriptor = fd
+        case .failure(let error) where error.isGone: return .failure(.gone)
+        case .failure(.symbolicLinkLoop): return .failure(.notRegular)
+        case .failure(let error): return .failure(.system(error))
+        }
+        defer { _ = close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return .failure(.system(.current())) }
+        guard status.st_mode & S_IFMT == S_IFREG else { return .failure(.notRegular) }
+        let limit = MotionStore.Configuration.largestSegment
+        guard Int(status.st_size) <= limit else { return .failure(.tooLarge(Int(status.st_size))) }
+        // The writer may append meanwhile: read to the end as it is now, up to the limit.
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size) + 65_536)
+        var count = 0
+        while true {
+            if count == bytes.count {
+                guard bytes.count < limit else { return .failure(.tooLarge(bytes.count)) }
+                bytes += [UInt8](repeating: 0, count: min(bytes.count, limit - bytes.count))
+            }
+            let result = bytes.withUnsafeMutableBytes { buffer in
+                SystemErrno.retryingInterrupts { Glibc.read(descriptor, buffer.baseAddress! + count, buffer.count - count) }
+            }
+            switch result {
+            case .success(0):
+                bytes.removeSubrange(count...)
+                return .success(bytes)
+            case .success(let read): count += read
+            case .failure(let error): return .failure(.system(error))
+            }
+        }
+    }
+}
+
+/// One frame's samples from a store.
+public struct StoredSamples: Sendable {
+    /// The samples, oldest first, with their timestamps as recorded (the source's clock, in seconds).
+    public var samples: [MotionSample]
+    /// Unix time minus the samples' clock, in seconds, measured when they were written: a sample's Unix time is
+    /// `timestamp + clockOffset`.
+    public var clockOffset: Double
+    /// The label of the segment they come from (``MotionStore/Configuration/label``).
+    public var label: String
+}
+
+/// Bytes of a store that hold no readable frame, and why: reported by ``StoreReader`` and skipped.
+public struct StoreDamage: Sendable, Hashable, CustomStringConvertible {
+    /// The segment's path.
+    public var file: String
+    /// The damaged bytes' offsets in it.
+    public var bytes: Range<Int>
+    /// What is wrong with the first of them, such as `a checksum mismatch`.
+    public var reason: String
+
+    /// `FILE: bytes A–B skipped: REASON`.
+    public var description: String {
+        bytes.isEmpty
+            ? "\(file): skipped: \(reason)"
+            : "\(file): bytes \(bytes.lowerBound)–\(bytes.upperBound) skipped: \(reason)"
+    }
+}
