@@ -88,13 +88,13 @@ let package = Package(
         .target(
             name: "MotionService",
             dependencies: [
-                "Motion", "MotionAlgorithms", "MotionCore", "MotionDBus", "MotionIIO", "MotionProtocol", "MotionSystem",
-                "MotionTrace", .product(name: "DequeModule", package: "swift-collections"),
+                "Motion", "MotionAlgorithms", "MotionCore", "MotionDBus", "MotionIIO", "MotionProtocol", "MotionStore",
+                "MotionSystem", "MotionTrace", .product(name: "DequeModule", package: "swift-collections"),
             ]),
         .executableTarget(
             name: "motiond",
             dependencies: [
-                "MotionCore", "MotionIIO", "MotionService", "MotionCommandLine",
+                "MotionCore", "MotionIIO", "MotionService", "MotionStore", "MotionCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -108,7 +108,7 @@ let package = Package(
             name: "motionctl",
             dependencies: [
                 "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO", "MotionClient", "MotionSystem", "MotionTesting",
-                "Motion", "MotionEvaluation", "MotionProtocol", "MotionCommandLine",
+                "Motion", "MotionEvaluation", "MotionProtocol", "MotionStore", "MotionCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

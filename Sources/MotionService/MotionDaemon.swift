@@ -38,13 +38,16 @@ package struct ServiceConfiguration: Sendable {
     package var lowLatency: Bool
     /// What one client, one user and everyone together may hold (`Docs/Service.md`, "Limits").
     package var limits: ServiceLimits
+    /// The history to record (`--history DIR`), or `nil` for none (`Docs/History.md`).
+    package var history: HistoryConfiguration?
 
     package init(
         device: String = "auto", includeBase: Bool = false, orientationRules: OrientationRules = .swiftMotion,
         stateDirectory: String? = nil, replace: Bool = false, claimTimeout: Double = 10,
         highRateGroup: String = "motion", polkit: PolkitUse = .auto, batchDuration: Double = 0.05,
-        lowLatency: Bool = true, limits: ServiceLimits = ServiceLimits()
+        lowLatency: Bool = true, limits: ServiceLimits = ServiceLimits(), history: HistoryConfiguration? = nil
     ) {
+        self.history = history
         self.limits = limits
         self.lowLatency = lowLatency
         self.highRateGroup = highRateGroup
@@ -116,39 +119,56 @@ package enum MotionDaemon {
             monitor = nil
             log("not watching for devices coming and going: \(error)")
         }
-        let loop = try DBusEventLoop()
+        // The history's store first: a store that cannot be written (or that another process writes) stops the start.
+        var history: HistoryRecorder?
+        if let historyConfiguration = configuration.history {
+            history = try HistoryRecorder(historyConfiguration, manager: manager, log: log)
+        }
+        let loop: DBusEventLoop
+        do throws(MotionError) {
+            loop = try DBusEventLoop()
+        } catch {
+            await history?.stop()
+            throw error
+        }
         let stopping = LockedState(false)
-        let services = try await loop.submit { () throws(MotionError) -> LoopBound<Services> in
-            let connection = try DBusConnection.system(on: loop)
-            connection.maximumHeldCalls = serviceLimits.heldCalls
-            let authorizer = PolkitAuthorizer(
-                connection: connection, use: configuration.polkit, limits: serviceLimits, log: log)
-            let proxy = SensorProxyService(
-                connection: connection, manager: manager, rules: configuration.orientationRules,
-                claimTimeout: configuration.claimTimeout, authorizer: authorizer, limits: serviceLimits, log: log)
-            let motion = Motion1Service(
-                connection: connection, manager: manager, includeBase: configuration.includeBase,
-                highRateGroup: configuration.highRateGroup, limits: serviceLimits, authorizer: authorizer, log: log)
-            try proxy.register()
-            try motion.register()
-            let lost = { (name: String) in
-                log("another process took \(name): stopping")
-                stopping.withLock { $0 = true }
-                loop.stop()
+        let services: LoopBound<Services>
+        do throws(MotionError) {
+            services = try await loop.submit { () throws(MotionError) -> LoopBound<Services> in
+                let connection = try DBusConnection.system(on: loop)
+                connection.maximumHeldCalls = serviceLimits.heldCalls
+                let authorizer = PolkitAuthorizer(
+                    connection: connection, use: configuration.polkit, limits: serviceLimits, log: log)
+                let proxy = SensorProxyService(
+                    connection: connection, manager: manager, rules: configuration.orientationRules,
+                    claimTimeout: configuration.claimTimeout, authorizer: authorizer, limits: serviceLimits, log: log)
+                let motion = Motion1Service(
+                    connection: connection, manager: manager, includeBase: configuration.includeBase,
+                    highRateGroup: configuration.highRateGroup, limits: serviceLimits, authorizer: authorizer, log: log)
+                try proxy.register()
+                try motion.register()
+                let lost = { (name: String) in
+                    log("another process took \(name): stopping")
+                    stopping.withLock { $0 = true }
+                    loop.stop()
+                }
+                try connection.requestName(
+                    SensorProxyInterface.busName, replaceExisting: configuration.replace, allowReplacement: true,
+                    onLost: { lost(SensorProxyInterface.busName) })
+                try connection.requestName(
+                    Motion1Interface.name, replaceExisting: configuration.replace, allowReplacement: true,
+                    onLost: { lost(Motion1Interface.name) })
+                proxy.announce()
+                log(
+                    "serving \(SensorProxyInterface.busName) and \(Motion1Interface.name) as \(connection.uniqueName): "
+                        + "accelerometer \(proxy.hasAccelerometer ? "present" : "absent"), compass "
+                        + "\(proxy.hasCompass ? "present" : "absent"), orientation rules "
+                        + configuration.orientationRules.rawValue)
+                return LoopBound(Services(connection: connection, proxy: proxy, motion: motion), loop: loop)
             }
-            try connection.requestName(
-                SensorProxyInterface.busName, replaceExisting: configuration.replace, allowReplacement: true,
-                onLost: { lost(SensorProxyInterface.busName) })
-            try connection.requestName(
-                Motion1Interface.name, replaceExisting: configuration.replace, allowReplacement: true,
-                onLost: { lost(Motion1Interface.name) })
-            proxy.announce()
-            log(
-                "serving \(SensorProxyInterface.busName) and \(Motion1Interface.name) as \(connection.uniqueName): "
-                    + "accelerometer \(proxy.hasAccelerometer ? "present" : "absent"), compass "
-                    + "\(proxy.hasCompass ? "present" : "absent"), orientation rules "
-                    + configuration.orientationRules.rawValue)
-            return LoopBound(Services(connection: connection, proxy: proxy, motion: motion), loop: loop)
+        } catch {
+            await history?.stop()
+            throw error
         }
         // Devices coming and going: the Has… properties follow (claims and streams survive, and resume when a
         // matching device is back: the source waits for it).
@@ -180,6 +200,7 @@ package enum MotionDaemon {
         await loop.wait()
         let busLost = !stopping.withLock { $0 }
         if busLost { log("the D-Bus connection was lost: stopping") }
+        await history?.stop()
         await manager.stopAllUpdates()
         if let path = configuration.calibrationPath, let state = manager.calibration {
             try CalibrationFile.save(state, to: path)

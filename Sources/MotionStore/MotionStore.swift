@@ -180,6 +180,15 @@ public final class MotionStore: Sendable {
         state.withLock { $0.flushIfDue(now: monotonicNanoseconds()) }
     }
 
+    /// Writes what is pending now (a writer that batches samples itself calls this after each batch), and flushes
+    /// the file to the disk when ``Configuration/syncInterval`` has passed; while paused, tries again only when
+    /// ``Configuration/retryInterval`` has passed.
+    /// - Returns: An event when recording pauses or resumes.
+    @discardableResult
+    public func flush() -> Event? {
+        state.withLock { $0.flushIfDue(now: monotonicNanoseconds(), force: true) }
+    }
+
     /// Writes what is pending now and flushes the file to the disk.
     /// - Throws: `MotionError` (`ioFailure`, naming the segment) when it cannot; the samples stay pending.
     public func synchronize() throws(MotionError) {
@@ -266,13 +275,14 @@ struct WriterState {
         return event ?? flushIfDue(now: now)
     }
 
-    mutating func flushIfDue(now: UInt64) -> MotionStore.Event? {
+    /// Writes the frame when due (or now, `force`), and syncs when that is due.
+    mutating func flushIfDue(now: UInt64, force: Bool = false) -> MotionStore.Event? {
         guard !isClosed else { return nil }
         let wasPaused = pausedBy != nil
         if wasPaused {
             guard now >= lastAttempt + nanoseconds(clamping: configuration.retryInterval) else { return nil }
         } else {
-            guard !frame.isEmpty, now >= frameStarted + nanoseconds(clamping: configuration.flushInterval) else {
+            guard !frame.isEmpty, force || now >= frameStarted + nanoseconds(clamping: configuration.flushInterval) else {
                 return nil
             }
         }

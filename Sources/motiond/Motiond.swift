@@ -2,6 +2,7 @@ import ArgumentParser
 import MotionCore
 import MotionIIO
 import MotionService
+import MotionStore
 
 #if canImport(Glibc)
 import Glibc
@@ -71,6 +72,32 @@ struct Motiond: ParsableCommand, Sendable {
     @Option(help: "polkit checks waiting for an answer per user (per client: 4; in all: 4 × this).")
     var maxPolkitChecksPerUser = ServiceLimits().pendingChecksPerUser
 
+    @Option(
+        help: "Record the samples into a store in this folder, an absolute path, so that programs can query the past (motionctl history; Docs/History.md). Created when missing.",
+        completion: .directory)
+    var history: String?
+
+    @Option(help: "Seconds between the recorded samples (every device sample when the device is slower): 0.001 to 10.")
+    var historyInterval = 0.02
+
+    @Option(help: "The sensors recorded: a comma-separated list of accel, gyro, mag.")
+    var historySensors = "accel"
+
+    @Option(help: "Seconds the history keeps samples (whole segments go once their last write is older).")
+    var historyMaxAge = MotionStore.Configuration().maximumAge
+
+    @Option(help: "Bytes the history may take on disk at most (whole segments go, oldest first; at least 8388608).")
+    var historyMaxSize = MotionStore.Configuration().maximumBytes
+
+    /// What `--history` and its options ask for, or `nil` without `--history`.
+    var historyConfiguration: HistoryConfiguration? {
+        guard let history, let sensors = SensorSet(shortNames: historySensors) else { return nil }
+        var store = MotionStore.Configuration()
+        store.maximumAge = historyMaxAge
+        store.maximumBytes = historyMaxSize
+        return HistoryConfiguration(directory: history, interval: historyInterval, sensors: sensors, store: store)
+    }
+
     /// The limits the options give.
     var limits: ServiceLimits {
         var limits = ServiceLimits()
@@ -109,6 +136,22 @@ struct Motiond: ParsableCommand, Sendable {
         guard !highRateGroup.isEmpty, !highRateGroup.contains(where: { $0 == ":" || $0 == "/" || $0 == " " }) else {
             throw ValidationError("--high-rate-group must be a group name (no ':', '/' or spaces), not '\(highRateGroup)'")
         }
+        if let history, !history.hasPrefix("/") {
+            throw ValidationError("--history must be an absolute path (starting with '/'), not '\(history)'")
+        }
+        guard historyInterval >= 0.001, historyInterval <= 10 else {
+            throw ValidationError("--history-interval must be from 0.001 to 10 seconds, not \(historyInterval)")
+        }
+        guard SensorSet(shortNames: historySensors) != nil else {
+            throw ValidationError("--history-sensors must list accel, gyro or mag (comma-separated), not '\(historySensors)'")
+        }
+        guard historyMaxAge >= 60, historyMaxAge <= 3.2e9 else {
+            throw ValidationError("--history-max-age must be from 60 seconds to 100 years, not \(historyMaxAge)")
+        }
+        guard historyMaxSize >= 2 * MotionStore.Configuration().segmentBytes else {
+            throw ValidationError(
+                "--history-max-size must be at least \(2 * MotionStore.Configuration().segmentBytes) bytes (two segments), not \(historyMaxSize)")
+        }
         if let stateDirectory, !stateDirectory.hasPrefix("/") {
             throw ValidationError("--state-directory must be an absolute path (starting with '/'), not '\(stateDirectory)'")
         }
@@ -121,7 +164,7 @@ struct Motiond: ParsableCommand, Sendable {
             device: device, includeBase: includeBase, orientationRules: orientationRules,
             stateDirectory: directory?.split(separator: ":").first.map(String.init), replace: replace,
             claimTimeout: claimTimeout, highRateGroup: highRateGroup, polkit: polkit, batchDuration: batchDuration,
-            lowLatency: lowLatency, limits: limits)
+            lowLatency: lowLatency, limits: limits, history: historyConfiguration)
         do {
             try await MotionDaemon.run(configuration) { line in Self.log(line) }
         } catch {

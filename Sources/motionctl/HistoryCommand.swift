@@ -1,0 +1,128 @@
+import ArgumentParser
+import MotionCore
+import MotionStore
+import MotionTrace
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `motionctl history`: the samples a history store holds (`motiond --history DIR`, or any `MotionStore`), oldest
+/// first, as a canonical trace stamped in Unix time.
+struct HistoryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "Print the samples kept in a history store, oldest first.",
+        discussion: """
+            Reads the store in --store (the folder given to motiond --history; reading needs only read access, \
+            also while it is written) and prints its samples as a canonical trace, CSV or JSON Lines, with t in \
+            Unix seconds (the samples' own clock plus the offset measured when they were written), so that a \
+            history spanning reboots stays in order. --since SECONDS takes the last SECONDS until now; --from and \
+            --to take Unix times; without them, everything. Damaged parts of the store are skipped and reported on \
+            stderr, the rest is printed (status 0). See Docs/History.md.
+            """
+    )
+
+    @Option(help: "The store's folder (motiond --history DIR).", completion: .directory)
+    var store: String
+
+    @Option(help: "Only the samples of the last SECONDS, until now.")
+    var since: Double?
+
+    @Option(help: "The first sample's earliest time, in Unix seconds.")
+    var from: Double?
+
+    @Option(help: "The last sample's latest time, in Unix seconds.")
+    var to: Double?
+
+    @Option(help: "The sensors printed (columns): a comma-separated list of accel, gyro, mag (default: those of the first sample).")
+    var sensors: String?
+
+    @Option(help: "Output format: csv or jsonl.")
+    var format: TraceFormat = .csv
+
+    func validate() throws {
+        if let since {
+            guard since > 0, since.isFinite else { throw ValidationError("--since must be a number of seconds > 0, not \(since)") }
+            guard from == nil, to == nil else { throw ValidationError("give --since, or --from and --to, not both") }
+        }
+        for (name, value) in [("--from", from), ("--to", to)] {
+            if let value, !value.isFinite { throw ValidationError("\(name) must be a Unix time in seconds, not \(value)") }
+        }
+        if let from, let to, from > to { throw ValidationError("--from (\(from)) is after --to (\(to))") }
+        if let sensors, SensorSet(shortNames: sensors) == nil {
+            throw ValidationError("--sensors must list accel, gyro or mag (comma-separated), not '\(sensors)'")
+        }
+    }
+
+    func run() throws {
+        Interruption.install()
+        do {
+            let now = Double(time(nil))
+            let start = since.map { now - $0 } ?? from ?? -.infinity
+            var reader = try StoreReader(directory: store, from: start, through: to ?? .infinity)
+            var writer: TraceWriter?
+            var columns = sensors.flatMap(SensorSet.init(shortNames:))
+            var left: SensorSet = []
+            var leftCount = 0
+            var metadata = TraceMetadata()
+            metadata["generator"] = "motionctl history"
+            metadata["clock"] = "unix"
+            var reported = 0
+            func reportDamage(_ reader: StoreReader) {
+                for damage in reader.damage.dropFirst(reported) { printToStandardError("motionctl: warning: \(damage)") }
+                reported = reader.damage.count
+            }
+            while let batch = try reader.next() {
+                reportDamage(reader)
+                if Interruption.isRequested { break }
+                let batchSensors = batch.samples.reduce(into: SensorSet()) { $0.formUnion($1.sensors) }
+                if writer == nil {
+                    if columns == nil { columns = batchSensors }
+                    if !batch.label.isEmpty { metadata["source"] = batch.label }
+                    writer = try TraceWriter(
+                        fileDescriptor: 1, name: "<stdout>", format: format, sensors: columns!, metadata: metadata)
+                }
+                let shown = columns!
+                for var sample in batch.samples {
+                    let extra = sample.sensors.subtracting(shown)
+                    if !extra.isEmpty {
+                        left.formUnion(extra)
+                        leftCount += 1
+                    }
+                    sample.timestamp += batch.clockOffset
+                    if !shown.contains(.accelerometer) { sample.acceleration = nil }
+                    if !shown.contains(.gyroscope) { sample.rotationRate = nil }
+                    if !shown.contains(.magnetometer) { sample.magneticField = nil }
+                    guard !sample.sensors.isEmpty else { continue }
+                    try writer!.write(sample)
+                }
+            }
+            reportDamage(reader)
+            if writer == nil {
+                writer = try TraceWriter(
+                    fileDescriptor: 1, name: "<stdout>", format: format, sensors: columns ?? .accelerometer,
+                    metadata: metadata)
+            }
+            try writer!.flush()
+            if leftCount > 0 {
+                printToStandardError(
+                    "motionctl: warning: \(leftCount) samples had readings of \(left) not printed; "
+                        + "give --sensors to print them")
+            }
+        } catch {
+            throw report(error)
+        }
+    }
+}
+
+extension MotionSample {
+    /// The sensors that have a reading.
+    fileprivate var sensors: SensorSet {
+        var set: SensorSet = []
+        if acceleration != nil { set.insert(.accelerometer) }
+        if rotationRate != nil { set.insert(.gyroscope) }
+        if magneticField != nil { set.insert(.magnetometer) }
+        return set
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import IIOTestbed
+import TestThreads
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `motiond --history DIR` records the accelerometer at 50 Hz into a store that `motionctl history` reads: while
+/// it runs, after a SIGKILL (nothing written is lost, nothing damaged), and across a restart.
+@Suite("motiond --history", .serialized, .requires(.umockdevPreload, .dbusClients, .setpriv, .root))
+struct HistoryTests {
+    static let motionctl = (ServiceFixture.executable as NSString).deletingLastPathComponent + "/motionctl"
+
+    /// `motionctl history --store DIR arguments…`: its status, its CSV rows (no metadata, no header) and stderr.
+    static func history(_ directory: String, _ arguments: [String] = [], launcher: [String] = []) async throws
+        -> (status: Int32, rows: [String], errors: String)
+    {
+        let command = launcher + [motionctl, "history", "--store", directory] + arguments
+        let errorFile = NSTemporaryDirectory() + "history-stderr-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: errorFile) }
+        let (status, output) = try await Process.output(
+            of: "/bin/sh", ["-c", "exec \"$@\" 2>\(errorFile)", "sh"] + command, mergingStandardError: false)
+        let errors = (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? ""
+        let rows = output.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.hasPrefix("t,") }
+        return (status, rows, errors)
+    }
+
+    /// The device times of `rows` (t in Unix seconds minus the first row's), in seconds.
+    static func relativeTimes(_ rows: [String]) -> [Double] {
+        let times = rows.compactMap { $0.split(separator: ",").first.flatMap { Double($0) } }
+        return times.map { $0 - (times.first ?? 0) }
+    }
+
+    @Test("Recorded while running, kept whole through SIGKILL, continued after a restart; one writer; rights")
+    func recordsSurvivesKillAndRestarts() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let parent = NSTemporaryDirectory() + "motiond-history-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: false)
+            defer { try? FileManager.default.removeItem(atPath: parent) }
+            let directory = parent + "/history"
+
+            let first = try await fixture.startService(["--history", directory])
+            defer { first.stop() }
+            #expect(first.text.contains("history: recording accel every 0.02 s into \(directory)"), "\(first.text)")
+            // A second service on the same history is refused at once, naming why.
+            let second = try fixture.bus.start(ServiceFixture.executable, ["--history", directory])
+            defer { second.stop() }
+            #expect(try await second.waitForExit(timeout: 20) == 1, "\(second.text)")
+            #expect(second.text.contains("another process is writing this store"), "\(second.text)")
+
+            // 3 s of device time at 100 Hz: the history keeps every second sample (50 Hz), 150 of them.
+            #expect(await eventually { testbed.attribute(fixture.accelerometer, "buffer/enable") == "1" })
+            for batch in 0..<30 {
+                try fixture.feed(batch * 10..<batch * 10 + 10)
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            var seen: (status: Int32, rows: [String], errors: String) = (0, [], "")
+            for _ in 0..<100 where seen.rows.count < 150 {
+                seen = try await Self.history(directory)
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(seen.status == 0 && seen.errors.isEmpty, "\(seen.errors)")
+            #expect(seen.rows.count == 150, "\(seen.rows.count) rows while running; \(first.text)")
+
+            first.send(SIGKILL)
+            _ = try await first.waitForExit(timeout: 20)
+            let afterKill = try await Self.history(directory)
+            #expect(afterKill.status == 0 && afterKill.errors.isEmpty, "\(afterKill.errors)")
+            #expect(afterKill.rows == seen.rows, "what was written before the SIGKILL is all there")
+            // Every 20 ms of device time, and the readings as fed (upright: y = −1024 × 0.009576 m/s² in g).
+            let times = Self.relativeTimes(afterKill.rows)
+            #expect(zip(times, times.dropFirst()).allSatisfy { abs($1 - $0 - 0.02) < 1e-4 }, "\(times.prefix(5))")
+            #expect(afterKill.rows.first.map { $0.hasSuffix(",0,-1,0") || $0.contains(",0,-0.99") } ?? false, "\(afterKill.rows.prefix(2))")
+
+            // A restart continues the same store in a new segment.
+            let restarted = try await fixture.startService(["--history", directory])
+            defer { restarted.stop() }
+            #expect(await eventually { testbed.attribute(fixture.accelerometer, "buffer/enable") == "1" })
+            for batch in 30..<40 {
+                try fixture.feed(batch * 10..<batch * 10 + 10)
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            restarted.send(SIGTERM)
+            #expect(try await restarted.waitForExit(timeout: 20) == 0, "\(restarted.text)")
+            let afterRestart = try await Self.history(directory)
+            #expect(afterRestart.errors.isEmpty, "\(afterRestart.errors)")
+            #expect(afterRestart.rows.count == 200, "\(afterRestart.rows.count) rows; \(restarted.text)")
+            #expect(Array(afterRestart.rows.prefix(150)) == seen.rows)
+            let segments = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("segment-") }
+            #expect(segments.count == 2, "\(segments)")
+
+            // The store is root's (mode 0700): another user cannot read it.
+            let nobody = try await Self.history(
+                directory, launcher: ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"])
+            #expect(nobody.status == 77, "\(nobody.status): \(nobody.errors)")
+            #expect(nobody.errors.contains(directory) && nobody.rows.isEmpty, "\(nobody.errors)")
+        }
+    }
+
+    @Test("A damaged store is reported, and the rest printed")
+    func damageIsReported() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let parent = NSTemporaryDirectory() + "motiond-history-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: false)
+            defer { try? FileManager.default.removeItem(atPath: parent) }
+            let directory = parent + "/history"
+            let service = try await fixture.startService(["--history", directory])
+            defer { service.stop() }
+            #expect(await eventually { testbed.attribute(fixture.accelerometer, "buffer/enable") == "1" })
+            for batch in 0..<20 {
+                try fixture.feed(batch * 10..<batch * 10 + 10)
+                try await Task.sleep(for: .milliseconds(60))  // several frames
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            service.send(SIGTERM)
+            #expect(try await service.waitForExit(timeout: 20) == 0, "\(service.text)")
+            let whole = try await Self.history(directory)
+            #expect(whole.rows.count == 100 && whole.errors.isEmpty, "\(whole.rows.count) rows; \(whole.errors)")
+            let segment = directory + "/" + (try FileManager.default.contentsOfDirectory(atPath: directory)
+                .first { $0.hasPrefix("segment-") } ?? "")
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+            bytes[bytes.count - 10] ^= 0xFF  // in the last frame's samples
+            try bytes.write(to: URL(fileURLWithPath: segment))
+            let damaged = try await Self.history(directory)
+            #expect(damaged.status == 0)
+            #expect(damaged.errors.contains("warning: \(segment): bytes") && damaged.errors.contains("checksum"), "\(damaged.errors)")
+            #expect(!damaged.rows.isEmpty && damaged.rows.count < 100)
+            #expect(Array(whole.rows.prefix(damaged.rows.count)) == damaged.rows)
+        }
+    }
+}
