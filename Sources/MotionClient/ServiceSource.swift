@@ -2,7 +2,7 @@ public import MotionCore
 import MotionDBus
 import MotionProtocol
 import MotionSystem
-import MotionTrace
+package import MotionTrace
 
 #if canImport(Glibc)
 import Glibc
@@ -55,6 +55,34 @@ package enum MotionServiceQuery {
             fastest = max(fastest ?? 0, rate)
         }
         return fastest.map { 1 / $0 }
+    }
+
+    /// Asks the service for the samples it recorded (`motiond --history`) from `start` to `end` (Unix seconds;
+    /// infinite for open ends) in `format`, with `sensors` (`nil`: all it recorded); returns the read end of the
+    /// pipe the answer comes on (the caller reads it to its end and closes it). A caller without the high-rate
+    /// right gets the history at most at 25 Hz.
+    /// - Throws: `unsupported` when the service records no history, `deviceNotFound` when it is not running,
+    ///   `permissionDenied` when polkit refuses, `invalidArgument` for a range the service refuses.
+    package static func openHistory(
+        from start: Double, to end: Double, format: TraceFormat, sensors: SensorSet?, busAddress: String? = nil
+    ) throws(MotionError) -> Int32 {
+        let client = try ServiceClient(busAddress: busAddress)
+        let options: [(String, DBusValue)] = sensors.map { [(Motion1Interface.OptionKey.sensors, .strings($0.shortNameList))] } ?? []
+        let reply: [DBusValue]
+        do {
+            reply = try client.call(
+                Motion1Interface.Method.openHistory,
+                [.double(start), .double(end), .string(format.rawValue), .properties(options)])
+        } catch {
+            if let cause = error.underlying as? DBusErrorReply, cause.name == Motion1Interface.noHistoryError {
+                throw MotionError(.unsupported, cause.message, underlying: error)
+            }
+            throw error
+        }
+        guard case .fileDescriptor(let descriptor)? = reply.first, descriptor >= 0 else {
+            throw MotionError(.ioFailure, "the motion service's OpenHistory replied \(reply)")
+        }
+        return descriptor
     }
 }
 

@@ -18,6 +18,9 @@ package enum Motion1Interface {
                 outputs: [("stream", "h"), ("id", "u")]),
             .init(Method.closeStream, inputs: [("id", "u")]),
             .init(Method.streamStatistics, inputs: [("id", "u")], outputs: [("delivered", "t"), ("dropped", "t")]),
+            .init(
+                Method.openHistory, inputs: [("from", "d"), ("to", "d"), ("format", "s"), ("options", "a{sv}")],
+                outputs: [("history", "h")]),
         ],
         properties: [
             .init(Property.version, "s", emitsChange: false),
@@ -35,6 +38,10 @@ package enum Motion1Interface {
         package static let openStream = "OpenStream"
         package static let closeStream = "CloseStream"
         package static let streamStatistics = "StreamStatistics"
+        /// `OpenHistory(d from, d to, s format, a{sv} options) → (h history)`: the samples the service recorded
+        /// (`--history`) from `from` to `to` (Unix seconds; −∞ and +∞ for open ends) as a canonical trace with t in
+        /// Unix seconds, on the read end of a pipe that ends with the answer. Options: `sensors` (as).
+        package static let openHistory = "OpenHistory"
     }
 
     /// The properties' names.
@@ -91,6 +98,8 @@ package enum Motion1Interface {
     package static let unknownSensorError = "org.swiftmotion.Motion1.Error.UnknownSensor"
     /// A stream id that is not open, or not the caller's.
     package static let unknownStreamError = "org.swiftmotion.Motion1.Error.UnknownStream"
+    /// The service records no history (it runs without `--history`).
+    package static let noHistoryError = "org.swiftmotion.Motion1.Error.NoHistory"
     /// The caller already has a stream with the same request open.
     package static let alreadyOpenError = "org.swiftmotion.Motion1.Error.AlreadyOpen"
 }

@@ -27,6 +27,8 @@ final class Motion1Service {
     let limits: ServiceLimits
     let log: @Sendable (String) -> Void
     let authorizer: PolkitAuthorizer
+    /// What the service records (`--history`), or `nil`.
+    let history: HistoryConfiguration?
 
     private var streams: [UInt32: MotionStream] = [:]
     private var owners: [String: DBusPeerWatch] = [:]
@@ -35,11 +37,15 @@ final class Motion1Service {
     /// The lines the streams share, rendered once per variant.
     private let rows = SharedRows()
     private var nextID: UInt32 = 1
+    /// The history queries running.
+    private var queries: [ObjectIdentifier: HistoryQuery] = [:]
 
     init(
         connection: DBusConnection, manager: MotionManager, includeBase: Bool, highRateGroup: String,
-        limits: ServiceLimits, authorizer: PolkitAuthorizer, log: @escaping @Sendable (String) -> Void
+        limits: ServiceLimits, authorizer: PolkitAuthorizer, history: HistoryConfiguration? = nil,
+        log: @escaping @Sendable (String) -> Void
     ) {
+        self.history = history
         self.limits = limits
         self.authorizer = authorizer
         self.connection = connection
@@ -75,6 +81,7 @@ final class Motion1Service {
             stream.close(because: "closed by CloseStream")
             remove(stream)
             call.reply()
+        case Motion1Interface.Method.openHistory: try openHistory(call)
         case Motion1Interface.Method.streamStatistics:
             let counts = try ownStream(call).counts
             call.reply([.uint64(counts.delivered), .uint64(counts.dropped)])
@@ -158,6 +165,114 @@ final class Motion1Service {
                 }
             }
         }
+    }
+
+    /// `OpenHistory`: checked, then the limits, then polkit's claim-sensor; the answer is written by a
+    /// ``HistoryQuery``. A caller without the high-rate right gets the history at most at 25 Hz.
+    private func openHistory(_ call: DBusMethodCall) throws(DBusErrorReply) {
+        guard let history else {
+            throw DBusErrorReply(
+                Motion1Interface.noHistoryError,
+                "the service keeps no history: an administrator starts it with --history DIR (Docs/Service.md, "
+                    + "\"History\")")
+        }
+        guard call.arguments.count == 4, case .double(let start) = call.arguments[0],
+            case .double(let end) = call.arguments[1], let formatName = call.arguments[2].stringValue,
+            let options = call.arguments[3].propertyEntries
+        else {
+            throw .invalidArguments("OpenHistory takes (d from, d to, s format, a{sv} options)")
+        }
+        guard !start.isNaN, !end.isNaN, start <= end, start < .infinity, end > -.infinity else {
+            throw .invalidArguments(
+                "from and to are Unix times in seconds (-inf and +inf for open ends), from at most to; got \(start) "
+                    + "and \(end)")
+        }
+        guard let format = TraceFormat(rawValue: formatName) else {
+            throw .invalidArguments("unknown format '\(StreamRequest.excerpt(formatName))': use csv or jsonl")
+        }
+        guard options.count <= 1 else { throw .invalidArguments("\(options.count) options: OpenHistory takes sensors (as) only") }
+        var sensors = history.sensors
+        for (key, value) in options {
+            guard key == Motion1Interface.OptionKey.sensors, case .array("s", let names) = value,
+                names.count <= StreamRequest.maximumSensorNames
+            else {
+                throw .invalidArguments(
+                    "unknown option '\(StreamRequest.excerpt(key))' of type \(StreamRequest.excerpt(value.signature)): "
+                        + "OpenHistory takes sensors (as, at most 3 names)")
+            }
+            var chosen: SensorSet = []
+            for case .string(let name) in names {
+                guard let sensor = SensorSet(shortNames: name), history.sensors.isSuperset(of: sensor) else {
+                    throw DBusErrorReply(
+                        Motion1Interface.unknownSensorError,
+                        "the history holds \(history.sensors), not '\(StreamRequest.excerpt(name))'")
+                }
+                chosen.formUnion(sensor)
+            }
+            guard !chosen.isEmpty else { throw .invalidArguments("the sensors option lists no sensor") }
+            sensors = chosen
+        }
+        connection.credentials(of: call.sender) { [weak self] lookup in
+            guard let self else { return }
+            guard case .found(let credentials) = lookup else { return call.fail(lookup.refusal(call.sender)!) }
+            let user = credentials.userID
+            do throws(DBusErrorReply) {
+                try self.checkHistoryLimits(user)
+            } catch {
+                return call.fail(error)
+            }
+            let privileged = self.inHighRateGroup(credentials)
+            self.authorizer.authorizeClaim(for: call.sender, user: user) { [weak self] refusal in
+                guard let self else { return }
+                if let refusal { return call.fail(refusal) }
+                let request = HistoryQuery.Request(
+                    directory: history.directory, start: start, end: end, format: format, sensors: sensors,
+                    minimumInterval: privileged || history.interval >= StreamRequest.highRateInterval
+                        ? 0 : StreamRequest.highRateInterval)
+                do throws(DBusErrorReply) {
+                    try self.checkHistoryLimits(user)  // again: others may have started queries meanwhile
+                    try self.startHistory(call, request, user: user)
+                } catch {
+                    call.fail(error)
+                }
+            }
+        }
+    }
+
+    private func checkHistoryLimits(_ user: UInt32) throws(DBusErrorReply) {
+        let theirs = queries.values.filter { $0.user == user }.count
+        if theirs >= limits.historyQueriesPerUser {
+            throw .limitsExceeded(
+                "uid \(user) has \(theirs) history queries running, the most one user may: read them to their end first")
+        }
+        if queries.count >= limits.historyQueries {
+            throw .limitsExceeded("the service runs \(queries.count) history queries, its limit: try again later")
+        }
+    }
+
+    private func startHistory(_ call: DBusMethodCall, _ request: HistoryQuery.Request, user: UInt32)
+        throws(DBusErrorReply)
+    {
+        let bound = LoopBound(self, loop: connection.loop)
+        let (query, clientEnd): (HistoryQuery, Int32)
+        do {
+            (query, clientEnd) = try HistoryQuery.start(request, owner: call.sender, user: user) { query, reason in
+                bound.loop.execute {
+                    bound.value.queries[ObjectIdentifier(query)] = nil
+                    bound.value.log("history query of \(query.owner) ended: \(reason)")
+                }
+            }
+        } catch where error.rawValue == EMFILE || error.rawValue == ENFILE {
+            throw .limitsExceeded("the service has no file descriptor left for a history query: try again later")
+        } catch {
+            throw .failed("cannot create the history query's pipe: \(error)")
+        }
+        defer { close(clientEnd) }  // the reply carries a duplicate
+        queries[ObjectIdentifier(query)] = query
+        log(
+            "\(call.sender) opened a history query from \(request.start) to \(request.end) as \(request.format.rawValue)"
+                + (request.minimumInterval > 0 ? ", at most 25 Hz" : ""))
+        call.reply([.fileDescriptor(clientEnd)])
     }
 
     /// Refuses a stream over the caller's, its user's or the service's limits (``ServiceLimits``).
@@ -274,6 +389,7 @@ final class Motion1Service {
 
     /// Closes every stream: the service is stopping.
     func shutdown() {
+        for query in queries.values { query.cancel() }
         for stream in streams.values { stream.close(because: "the service is stopping") }
         owners.removeAll()
     }

@@ -144,7 +144,8 @@ package enum MotionDaemon {
                     claimTimeout: configuration.claimTimeout, authorizer: authorizer, limits: serviceLimits, log: log)
                 let motion = Motion1Service(
                     connection: connection, manager: manager, includeBase: configuration.includeBase,
-                    highRateGroup: configuration.highRateGroup, limits: serviceLimits, authorizer: authorizer, log: log)
+                    highRateGroup: configuration.highRateGroup, limits: serviceLimits, authorizer: authorizer,
+                    history: configuration.history, log: log)
                 try proxy.register()
                 try motion.register()
                 let lost = { (name: String) in

@@ -11,6 +11,10 @@ package struct ServiceLimits: Sendable, Hashable {
     package var streamsPerUser = 64
     /// Open streams in all: each holds one descriptor of the service's (`LimitNOFILE=`).
     package var streams = 1024
+    /// History queries (`OpenHistory`) running at once per user, and in all: each holds a thread and a
+    /// descriptor of the service's until its client has read the answer.
+    package var historyQueriesPerUser = 2
+    package var historyQueries = 8
     /// Records that one user's streams may buffer for slow readers, in all (each stream's `buffer` option, 1024 by
     /// default, counts in full): 65,536 records, about 10 MB.
     package var bufferedRecordsPerUser = 65536

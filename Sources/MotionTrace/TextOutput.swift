@@ -46,6 +46,15 @@ package enum TextOutput {
         }
         if case .failure(let error) = result { throw MotionError.system(error, "write to", name) }
     }
+
+    /// Writes all of `bytes` to `fileDescriptor`, continuing after partial writes.
+    ///
+    /// - Throws: `MotionError` (`ioFailure`, or `permissionDenied`) naming `name`, such as `<stdout>`.
+    package static func write(_ bytes: UnsafeRawBufferPointer, to fileDescriptor: Int32, name: String) throws(MotionError) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        let result = SystemCall.writeAll(fileDescriptor, base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        if case .failure(let error) = result { throw MotionError.system(error, "write to", name) }
+    }
 }
 
 /// Numbers as JSON text, with the trace writer's digits.

@@ -1,6 +1,8 @@
 import ArgumentParser
+import MotionClient
 import MotionCore
 import MotionStore
+import MotionSystem
 import MotionTrace
 
 #if canImport(Glibc)
@@ -15,7 +17,8 @@ struct HistoryCommand: ParsableCommand {
         abstract: "Print the samples kept in a history store, oldest first.",
         discussion: """
             Reads the store in --store (the folder given to motiond --history; reading needs only read access, \
-            also while it is written) and prints its samples as a canonical trace, CSV or JSON Lines, with t in \
+            also while it is written), or with --service asks the motion service for it (at most 25 Hz without \
+            the high-rate right, as for streams), and prints its samples as a canonical trace, CSV or JSON Lines, with t in \
             Unix seconds (the samples' own clock plus the offset measured when they were written), so that a \
             history spanning reboots stays in order. --since SECONDS takes the last SECONDS until now; --from and \
             --to take Unix times; without them, everything. Damaged parts of the store are skipped and reported on \
@@ -23,8 +26,11 @@ struct HistoryCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "The store's folder (motiond --history DIR).", completion: .directory)
-    var store: String
+    @Option(help: "The store's folder (motiond --history DIR), read directly (needs read access to it).", completion: .directory)
+    var store: String?
+
+    @Flag(help: "Ask the motion service for the history it records (motiond --history): at most 25 Hz without the high-rate right.")
+    var service = false
 
     @Option(help: "Only the samples of the last SECONDS, until now.")
     var since: Double?
@@ -42,6 +48,7 @@ struct HistoryCommand: ParsableCommand {
     var format: TraceFormat = .csv
 
     func validate() throws {
+        guard (store == nil) != !service else { throw ValidationError("give one of --store DIR or --service") }
         if let since {
             guard since > 0, since.isFinite else { throw ValidationError("--since must be a number of seconds > 0, not \(since)") }
             guard from == nil, to == nil else { throw ValidationError("give --since, or --from and --to, not both") }
@@ -60,6 +67,13 @@ struct HistoryCommand: ParsableCommand {
         do {
             let now = Double(time(nil))
             let start = since.map { now - $0 } ?? from ?? -.infinity
+            guard let store else {
+                let answer = try MotionServiceQuery.openHistory(
+                    from: start, to: to ?? .infinity, format: format, sensors: sensors.flatMap(SensorSet.init(shortNames:)))
+                defer { close(answer) }
+                try copyToEnd(answer)
+                return
+            }
             var reader = try StoreReader(directory: store, from: start, through: to ?? .infinity)
             var writer: TraceWriter?
             var columns = sensors.flatMap(SensorSet.init(shortNames:))
@@ -113,6 +127,33 @@ struct HistoryCommand: ParsableCommand {
         } catch {
             throw report(error)
         }
+    }
+}
+
+/// Copies `descriptor` to stdout until its end; SIGINT or SIGTERM ends the copy at once.
+private func copyToEnd(_ descriptor: Int32) throws(MotionError) {
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while !Interruption.isRequested {
+        var waits = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+        if Interruption.wakeDescriptor >= 0 {
+            waits.append(pollfd(fd: Interruption.wakeDescriptor, events: Int16(POLLIN), revents: 0))
+        }
+        guard poll(&waits, nfds_t(waits.count), -1) >= 0 || errno == EINTR else {
+            throw MotionError(.ioFailure, "cannot wait for the motion service's answer", underlying: SystemErrno.current())
+        }
+        guard waits[0].revents != 0 else { continue }
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count == 0 { return }
+        if count < 0 {
+            if errno == EINTR || errno == EAGAIN { continue }
+            throw MotionError(.ioFailure, "cannot read the motion service's answer", underlying: SystemErrno.current())
+        }
+        let failure = buffer.withUnsafeBytes { bytes in
+            Result { () throws(MotionError) in
+                try TextOutput.write(UnsafeRawBufferPointer(rebasing: bytes[..<count]), to: 1, name: "<stdout>")
+            }
+        }
+        try failure.get()
     }
 }
 

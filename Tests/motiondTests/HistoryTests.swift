@@ -136,3 +136,90 @@ struct HistoryTests {
         }
     }
 }
+
+/// `OpenHistory` (`motionctl history --service`): the history through the service, with the stream rights.
+@Suite("motiond's OpenHistory", .serialized, .requires(.umockdevPreload, .dbusClients, .setpriv, .root))
+struct HistoryQueryTests {
+    static let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+    /// The rows of `motionctl history --service arguments…` run on the fixture's bus (as `launcher`'s user).
+    static func query(_ fixture: ServiceFixture, _ arguments: [String] = [], launcher: [String] = []) async throws
+        -> (status: Int32, rows: [String], output: String)
+    {
+        let command = launcher + [HistoryTests.motionctl, "history", "--service"] + arguments
+        let (status, output) = try await fixture.bus.run(command[0], Array(command.dropFirst()), timeout: 30)
+        let rows = output.split(separator: "\n").map(String.init).filter { $0.first?.isNumber == true }
+        return (status, rows, output)
+    }
+
+    @Test("Root gets the recorded rate, another user 25 Hz; a bad range and a service without history are refused")
+    func rightsRangesAndRefusals() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let parent = NSTemporaryDirectory() + "motiond-history-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: false)
+            defer { try? FileManager.default.removeItem(atPath: parent) }
+            let directory = parent + "/history"
+            let service = try await fixture.startService(["--history", directory])
+            defer { service.stop() }
+            #expect(await eventually { testbed.attribute(fixture.accelerometer, "buffer/enable") == "1" })
+            for batch in 0..<30 {
+                try fixture.feed(batch * 10..<batch * 10 + 10)
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            var stored: [String] = []
+            for _ in 0..<100 where stored.count < 150 {
+                stored = try await HistoryTests.history(directory).rows
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(stored.count == 150)
+
+            let root = try await Self.query(fixture)
+            #expect(root.status == 0, "\(root.output)")
+            #expect(root.rows == stored, "\(root.rows.count) rows through the service, \(stored.count) in the store")
+            #expect(root.output.contains("# generator: motiond history") && root.output.contains("# clock: unix"))
+
+            // uid 65534: the 50 Hz history on a 25 Hz grid, every second sample.
+            let other = try await Self.query(fixture, launcher: Self.nobody)
+            #expect(other.status == 0, "\(other.output)")
+            #expect(other.rows.count == 75, "\(other.rows.count) rows for uid 65534")
+            #expect(other.rows == stride(from: 0, to: 150, by: 2).map { stored[$0] })
+            #expect(other.output.contains("# update_interval_s: 0.04"))
+
+            // A range: the middle second (Unix time of the rows).
+            let times = stored.compactMap { $0.split(separator: ",").first.flatMap { Double($0) } }
+            let middle = try await Self.query(
+                fixture, ["--from", "\(times[50])", "--to", "\(times[99])", "--format", "jsonl"])
+            #expect(middle.status == 0, "\(middle.output)")
+            let records = middle.output.split(separator: "\n").filter { $0.hasPrefix("{\"type\":\"sample\"") }
+            #expect(records.count == 50, "\(middle.output.prefix(400))")
+
+            // Hostile arguments: refused with the reason, and the service goes on.
+            let nan = try await fixture.bus.busctl([
+                "call", "org.swiftmotion.Motion1", "/org/swiftmotion/Motion1", "org.swiftmotion.Motion1",
+                "OpenHistory", "ddsa{sv}", "nan", "0", "csv", "0",
+            ])
+            #expect(nan.status != 0 && nan.output.contains("from and to are Unix times"), "\(nan.output)")
+            let options = try await fixture.bus.busctl([
+                "call", "org.swiftmotion.Motion1", "/org/swiftmotion/Motion1", "org.swiftmotion.Motion1",
+                "OpenHistory", "ddsa{sv}", "0", "1", "csv", "1", "interval", "d", "0.001",
+            ])
+            #expect(options.status != 0 && options.output.contains("unknown option 'interval'"), "\(options.output)")
+            let again = try await Self.query(fixture)
+            #expect(again.rows == stored)
+        }
+    }
+
+    @Test("A service without --history says so")
+    func noHistory() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let service = try await fixture.startService()
+            defer { service.stop() }
+            let answer = try await Self.query(fixture)
+            #expect(answer.status != 0 && answer.output.contains("keeps no history"), "\(answer.output)")
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import MotionAlgorithms
+import MotionCore
+import MotionStore
+import MotionSystem
+import MotionTrace
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One `OpenHistory` query (`Docs/Service.md`, "History"): the store's samples in a range of Unix time, oldest
+/// first, written as a canonical trace (t in Unix seconds) to a pipe whose read end the client holds, by a thread
+/// of the query's own. Damaged parts of the store become `damaged` events (a `# event:` line in CSV).
+///
+/// The client may read as slowly as it likes, but not stop: after ``stallLimit`` seconds in which the pipe took
+/// nothing the query ends, so that a client that went silent holds no thread for long. The store is read a frame
+/// (about a second of samples) at a time, so a query holds about a second of samples and 64 KiB of lines.
+final class HistoryQuery: Sendable {
+    /// Seconds without progress after which a query whose client does not read ends.
+    static let stallLimit = 30.0
+
+    let owner: String
+    let user: UInt32
+    private let descriptor: Int32
+    private let cancelled = LockedState(false)
+    private let thread = SourceThread()
+
+    struct Request: Sendable {
+        var directory: String
+        var start: Double
+        var end: Double
+        var format: TraceFormat
+        var sensors: SensorSet
+        /// The shortest interval between samples for this caller (0: as recorded), in seconds.
+        var minimumInterval: Double
+    }
+
+    private init(owner: String, user: UInt32, descriptor: Int32) {
+        self.owner = owner
+        self.user = user
+        self.descriptor = descriptor
+    }
+
+    /// Creates the pipe and starts writing; returns the query and the client's end, which the caller passes and
+    /// then closes. `ended` runs once, on the query's thread, with why it ended, after the pipe is closed.
+    static func start(
+        _ request: Request, owner: String, user: UInt32, ended: @escaping @Sendable (HistoryQuery, String) -> Void
+    ) throws(SystemErrno) -> (HistoryQuery, Int32) {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw SystemErrno.current() }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
+        let query = HistoryQuery(owner: owner, user: user, descriptor: ends[1])
+        Task(executorPreference: query.thread) {
+            let reason = query.write(request)
+            _ = Glibc.close(query.descriptor)
+            query.thread.stop()
+            ended(query, reason)
+        }
+        return (query, ends[0])
+    }
+
+    /// Ends the query at its next write or wait.
+    func cancel() { cancelled.withLock { $0 = true } }
+
+    private var isCancelled: Bool { cancelled.withLock { $0 } }
+
+    /// Writes the whole answer; returns why it ended.
+    private func write(_ request: Request) -> String {
+        var metadata = TraceMetadata()
+        metadata["generator"] = "motiond history"
+        metadata["clock"] = "unix"
+        if request.minimumInterval > 0 { metadata["update_interval_s"] = "\(request.minimumInterval)" }
+        let writer = TraceWriter(format: request.format, sensors: request.sensors, metadata: metadata)
+        var gate = UpdateIntervalGate(interval: request.minimumInterval)
+        var samples = 0
+        do throws(MotionError) {
+            var reader = try StoreReader(directory: request.directory, from: request.start, through: request.end)
+            var reported = 0
+            var last = request.start.isFinite ? request.start : 0
+            while let batch = try reader.next() {
+                for damage in reader.damage.dropFirst(reported) {
+                    try writer.writeEvent(
+                        type: "damaged", timestamp: last,
+                        fields: [("file", .string(damage.file)), ("reason", .string(damage.description))])
+                }
+                reported = reader.damage.count
+                for var sample in batch.samples {
+                    sample.timestamp += batch.clockOffset
+                    guard gate.admit(at: sample.timestamp) else { continue }
+                    if !request.sensors.contains(.accelerometer) { sample.acceleration = nil }
+                    if !request.sensors.contains(.gyroscope) { sample.rotationRate = nil }
+                    if !request.sensors.contains(.magnetometer) { sample.magneticField = nil }
+                    guard sample.acceleration != nil || sample.rotationRate != nil || sample.magneticField != nil
+                    else { continue }
+                    try writer.write(sample)
+                    last = sample.timestamp
+                    samples += 1
+                }
+                if let failure = send(writer) { return failure }
+            }
+            for damage in reader.damage.dropFirst(reported) {
+                try writer.writeEvent(
+                    type: "damaged", timestamp: last,
+                    fields: [("file", .string(damage.file)), ("reason", .string(damage.description))])
+            }
+            try writer.flush()
+        } catch {
+            // The client learns why from an `error` event, then the end of the pipe.
+            try? writer.writeEvent(type: "error", timestamp: 0, fields: [("message", .string(error.description))])
+            return send(writer) ?? "error: \(error)"
+        }
+        return send(writer) ?? "done: \(samples) samples"
+    }
+
+    /// Sends what the writer holds, waiting for the client to read; returns why the query must end, if it must.
+    private func send(_ writer: TraceWriter) -> String? {
+        writer.withTakenBytes { bytes -> String? in
+            var offset = 0
+            var lastProgress = monotonicNanoseconds()
+            while offset < bytes.count {
+                if isCancelled { return "the service is stopping" }
+                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written > 0 {
+                    offset += written
+                    lastProgress = monotonicNanoseconds()
+                    continue
+                }
+                switch errno {
+                case EINTR: continue
+                case EAGAIN:
+                    if monotonicNanoseconds() - lastProgress > nanoseconds(clamping: Self.stallLimit) {
+                        return "the client read nothing for \(Int(Self.stallLimit)) s"
+                    }
+                    var wait = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                    _ = poll(&wait, 1, 500)  // at most half a second, to see a cancellation
+                case EPIPE: return "the client closed its end"
+                default: return "write failed: \(SystemErrno(errno))"
+                }
+            }
+            return nil
+        }
+    }
+}
