@@ -4,8 +4,9 @@
 #   number   the decimal number parser
 #   state    the calibration file motiond restores at start (decode and check; an accepted state runs a filter)
 #   request  OpenStream's arguments and option dictionary (StreamRequest) as D-Bus values
+#   store    a history store's segment file (MotionStore's frames: scan, decode, write again)
 #
-#   Fuzz/run.sh [reader|number|state|request] [seconds|merge|runs=N|build] [extra libFuzzer flags...]
+#   Fuzz/run.sh [reader|number|state|request|store] [seconds|merge|runs=N|build] [extra libFuzzer flags...]
 #
 # Build: the sources a target needs are copied into Fuzz/.build-fuzz/src-<target> with their imports of this
 # package's modules (and of RealModule) removed, and compiled as one module together with the target's entry point
@@ -55,7 +56,13 @@ case "$target" in
             "$sources"/MotionService/StreamRequest.swift "$sources"/MotionProtocol/Motion1Interface.swift)
         numerics=true
         ;;
-    *) echo "usage: $0 [reader|number|state|request] [seconds|merge|runs=N|build] [libFuzzer flags...]" >&2; exit 2 ;;
+    store)
+        entry=StoreFuzzer.swift
+        files=("${core[@]}" "$sources"/MotionStore/CRC32C.swift "$sources"/MotionStore/StoreFormat.swift)
+        numerics=true
+        max_len=16384
+        ;;
+    *) echo "usage: $0 [reader|number|state|request|store] [seconds|merge|runs=N|build] [libFuzzer flags...]" >&2; exit 2 ;;
 esac
 
 build=.build-fuzz
