@@ -80,7 +80,7 @@ let package = Package(
         .target(
             name: "Motion",
             dependencies: [
-                "MotionCore", "MotionAlgorithms", "MotionSystem", "MotionTrace",
+                "MotionCore", "MotionAlgorithms", "MotionStore", "MotionSystem", "MotionTrace",
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
@@ -127,7 +127,7 @@ let package = Package(
         .testTarget(
             name: "MotionTests",
             dependencies: [
-                "Motion", "MotionAlgorithms", "MotionIIO", "MotionTesting", "MotionTrace", "motion-trace-only", testbed,
+                "Motion", "MotionAlgorithms", "MotionIIO", "MotionStore", "MotionTesting", "MotionTrace", "motion-trace-only", testbed,
                 testThreads,
             ]
         ),

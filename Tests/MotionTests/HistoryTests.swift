@@ -1,0 +1,77 @@
+import Foundation
+import Motion
+import MotionCore
+import MotionStore
+import Testing
+
+/// `MotionManager.record(into:)` and `MotionHistory`: Core Motion's sensor recorder, recorded and queried.
+@Suite struct MotionHistoryTests {
+    static func directory() -> String { NSTemporaryDirectory() + "swift-motion-history-\(UUID().uuidString)" }
+
+    @Test func recordedAccelerometerComesBackAtItsIntervalInUnixTime() async throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let samples = indexedSamples(count: 1_000)  // 10 s at 100 Hz, from t = 0
+        let manager = try MotionManager(source: .samples(samples, pacing: .asFastAsConsumed))
+        let store = try MotionStore(directory: directory, clock: .offset(1_700_000_000))
+        let count = try await manager.record(into: store)  // the accelerometer, every 0.02 s
+        try store.close()
+        #expect(count == 500)
+
+        var read: [AccelerometerData] = []
+        var batches = 0
+        for try await batch in MotionHistory(directory: directory).accelerometerData(from: 1_700_000_002, to: 1_700_000_004) {
+            #expect(!batch.isEmpty)
+            read += batch
+            batches += 1
+        }
+        // Unix time 1 700 000 002 to 1 700 000 004: samples 200, 202, …, 400 of the trace.
+        #expect(read.map { sampleIndex($0.acceleration) } == Array(stride(from: 200, through: 400, by: 2)))
+        #expect(read.map(\.timestamp) == stride(from: 200, through: 400, by: 2).map { 1_700_000_000 + Double($0) / 100 })
+        #expect(batches >= 1)
+
+        // Every sensor recorded: the accelerometer only (the default), so samples carry nothing else.
+        var all: [MotionSample] = []
+        for try await batch in MotionHistory(directory: directory).samples(from: -.infinity, to: .infinity) { all += batch }
+        #expect(all.count == 500 && all.allSatisfy { $0.rotationRate == nil && $0.acceleration != nil })
+    }
+
+    @Test func damageIsHeardOfAndAMissingStoreThrows() async throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try MotionStore(directory: directory, clock: .offset(0), configuration: .init(flushInterval: 60))
+        let samples = indexedSamples(count: 300)
+        for start in stride(from: 0, to: 300, by: 100) {
+            store.append(contentsOf: samples[start..<start + 100])
+            try store.synchronize()  // three frames
+        }
+        try store.close()
+        let segment = directory + "/segment-000000000001.msr"
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+        bytes[bytes.count - 100] ^= 0x01  // in the last frame
+        try bytes.write(to: URL(fileURLWithPath: segment))
+        let heard = Heard()
+        var read: [MotionSample] = []
+        for try await batch in MotionHistory(directory: directory).samples(
+            from: -.infinity, to: .infinity, damage: { heard.add($0) })
+        {
+            read += batch
+        }
+        #expect(read == Array(samples.prefix(200)))
+        #expect(heard.all.count == 1 && heard.all.first?.reason == "a checksum mismatch", "\(heard.all)")
+
+        await #expect {
+            for try await _ in MotionHistory(directory: directory + "-missing").samples(from: 0, to: 1) {}
+        } throws: { error in
+            (error as? MotionError)?.code == .noInput
+        }
+    }
+}
+
+/// Damage reports collected from the query's thread.
+final class Heard: @unchecked Sendable {
+    private let lock = NSLock()
+    private var damage: [StoreDamage] = []
+    func add(_ report: StoreDamage) { lock.withLock { damage.append(report) } }
+    var all: [StoreDamage] { lock.withLock { damage } }
+}
