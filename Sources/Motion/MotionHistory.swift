@@ -159,7 +159,7 @@ extension MotionManager {
     ///
     /// The samples are ``sampleUpdates(sensors:interval:bufferingPolicy:)`` at `interval` seconds (default 0.02:
     /// 50 Hz, as `CMSensorRecorder`), with a 65,536-sample buffer for a slow disk. The store writes a frame about
-    /// every second (``MotionStore/Configuration/flushInterval``) on this task; `events` hears when recording pauses
+    /// every second (`MotionStore.Configuration.flushInterval`) on this task; `events` hears when recording pauses
     /// (a full disk) and resumes.
     /// - Throws: The source's error; `invalidArgument` when no sensor is left to record.
     @discardableResult
