@@ -46,6 +46,12 @@ public func fuzzStore(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 // A label cut inside a character may decode to replacement characters, which are longer: compare
                 // only what fits.
                 check(second.label == header.label || again.count >= StoreFormat.maximumLabelBytes, "the label changed")
+            case .message:
+                guard case .success(let message) = FrameScan.message(contents) else { continue }
+                var payload: [UInt8] = [StoreFormat.Kind.message.rawValue]
+                payload.appendLittleEndian(UInt16(message.topic.utf8.count))
+                payload += Array(message.topic.utf8) + message.bytes
+                check(payload.count == contents.count && payload.elementsEqual(contents), "a message frame changed when written again")
             case .samples:
                 guard case .success(let frame) = FrameScan.samples(contents) else { continue }
                 check(frame.offset.isFinite, "offset \(frame.offset)")

@@ -8,6 +8,7 @@ package import MotionCore
 /// payload := kind (UInt8) | …
 ///   kind 0, segment header: version (UInt8) | created (Float64, Unix seconds) | label length (UInt16) | label (UTF-8)
 ///   kind 1, samples:        clock offset (Float64, s) | count (UInt32) | count × record
+///   kind 2, message:        topic length (UInt16) | topic (UTF-8) | bytes (a spool's, ``MessageSpool``)
 /// record  := t (Float64, s, the source's clock) | sensors (UInt8: SensorSet) | 3 × Float64 per sensor present,
 ///            in the order acceleration (g), rotation rate (rad/s), magnetic field (µT)
 /// ```
@@ -30,6 +31,8 @@ package enum StoreFormat {
     package enum Kind: UInt8 {
         case segmentHeader = 0
         case samples = 1
+        /// A spooled message (``MessageSpool``): topic length (UInt16) | topic (UTF-8) | the message's bytes.
+        case message = 2
     }
 
     /// Bytes of one record with `sensors`.
@@ -209,6 +212,19 @@ package struct FrameScan {
             return .failure(Reason(text: "a malformed segment header"))
         }
         return .success((created, String(decoding: payload[12...], as: UTF8.self)))
+    }
+
+    /// A message payload's topic and bytes, or why it is malformed.
+    package static func message(_ payload: UnsafeRawBufferPointer) -> Result<(topic: String, bytes: [UInt8]), Reason> {
+        guard payload.count >= 3 else { return .failure(Reason(text: "a message frame of \(payload.count) bytes")) }
+        let topicCount = Int(payload.loadLittleEndian(UInt16.self, at: 1))
+        guard topicCount >= 1, 3 + topicCount <= payload.count else {
+            return .failure(Reason(text: "a topic of \(topicCount) bytes in \(payload.count)"))
+        }
+        guard let topic = String(validating: payload[3..<(3 + topicCount)], as: UTF8.self) else {
+            return .failure(Reason(text: "a topic that is not UTF-8"))
+        }
+        return .success((topic, Array(payload[(3 + topicCount)...])))
     }
 
     /// A samples payload's clock offset and samples, or why it is malformed.

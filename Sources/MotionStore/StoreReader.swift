@@ -101,6 +101,8 @@ public struct StoreReader: Sendable {
                     case .failure(let reason):
                         damaged.append(StoreDamage(file: path, bytes: payload, reason: reason.text))
                     }
+                case .frame(.message, let payload):
+                    damaged.append(StoreDamage(file: path, bytes: payload, reason: "a spooled message, not samples"))
                 case .frame(.samples, let payload):
                     switch FrameScan.samples(.init(rebasing: buffer[payload])) {
                     case .success(let frame):

@@ -1,0 +1,323 @@
+package import MotionCore
+import MotionSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A durable outbox of messages (a topic and bytes each), kept in order until the receiver has acknowledged them:
+/// a publisher's spool (`motionctl publish --spool DIR`, `Docs/History.md`, "Spool").
+///
+/// The messages are frames of kind `message` in segment files, the store's format (`StoreFormat`: each frame
+/// checked by its CRC-32C). A message is written (one `write`) before it may be sent, and the position of the
+/// first message not yet acknowledged is kept in `DIR/cursor` (replaced atomically), so a process killed at any
+/// moment, started again on the spool, sends everything from that position: nothing is lost, and what was sent
+/// but not known to be acknowledged goes again (receivers drop duplicates by their sequence numbers). Segments
+/// wholly acknowledged are removed.
+///
+/// Bounded: while the messages not yet acknowledged take more than `maximumBytes`, ``append(topic:bytes:)`` refuses
+/// new ones (and counts them), so a long outage costs the newest data, never memory or the disk beyond the bound.
+/// One process uses a spool at a time (the store's `flock`). Thread-safe: a lock guards the state.
+package final class MessageSpool: Sendable {
+    /// Where a message starts: its segment's sequence number and its offset in bytes.
+    package struct Position: Hashable, Comparable, Sendable, CustomStringConvertible {
+        package var segment: Int
+        package var offset: Int
+
+        package static func < (a: Position, b: Position) -> Bool {
+            (a.segment, a.offset) < (b.segment, b.offset)
+        }
+
+        package var description: String { "\(segment) \(offset)" }
+    }
+
+    /// A message read from the spool.
+    package struct Message: Sendable {
+        package var position: Position
+        /// The position after it: the next message's.
+        package var next: Position
+        package var topic: String
+        package var bytes: [UInt8]
+    }
+
+    package let directory: String
+    package let maximumBytes: Int
+    package let segmentBytes: Int
+    private let state: LockedState<State>
+
+    private struct State {
+        var lock: Int32
+        var segment: Int32 = -1
+        var segmentSequence = 0
+        var segmentSize = 0
+        /// The first message not acknowledged.
+        var cursor: Position
+        /// Bytes of the segments from the cursor's on, about what waits.
+        var pendingBytes = 0
+        var refused = 0
+        var lastCursorWrite: UInt64 = 0
+        var cursorDirty = false
+    }
+
+    /// Opens (or creates) the spool in `directory`: at most `maximumBytes` (default 1 GiB) waiting, in segments of
+    /// `segmentBytes` (default 4 MiB).
+    /// - Throws: `MotionError` naming the directory (`outputExists` when another process uses it).
+    package init(directory: String, maximumBytes: Int = 1 << 30, segmentBytes: Int = 4 << 20) throws(MotionError) {
+        guard segmentBytes >= 4096, segmentBytes <= MotionStore.Configuration.largestSegment, maximumBytes >= 2 * segmentBytes
+        else {
+            throw MotionError(
+                .invalidArgument,
+                "the spool's size limit (\(maximumBytes) bytes) must hold two segments of \(segmentBytes) (4096 to "
+                    + "\(MotionStore.Configuration.largestSegment) bytes)", at: .init(file: directory))
+        }
+        self.directory = directory
+        self.maximumBytes = maximumBytes
+        self.segmentBytes = segmentBytes
+        let lock = try StoreDirectory.openForWriting(directory)
+        let segments: [StoreDirectory.Segment]
+        do throws(MotionError) {
+            segments = try StoreDirectory.segments(in: directory)
+        } catch {
+            _ = Glibc.close(lock)
+            throw error
+        }
+        let first = Position(segment: segments.first?.sequence ?? 1, offset: 0)
+        var cursor = Self.readCursor(directory) ?? first
+        if cursor < first { cursor = first }  // its segment was removed: everything before was acknowledged
+        var state = State(lock: lock, cursor: cursor)
+        state.segmentSequence = (segments.last?.sequence ?? 0)
+        state.pendingBytes = segments.filter { $0.sequence >= cursor.segment }.reduce(0) { $0 + $1.size }
+        self.state = LockedState(state)
+    }
+
+    deinit {
+        state.withLock { state in
+            if state.cursorDirty { Self.writeCursor(state.cursor, in: directory) }
+            if state.segment >= 0 { _ = Glibc.close(state.segment) }
+            _ = Glibc.close(state.lock)
+        }
+    }
+
+    /// Messages refused because the spool was full.
+    package var refusedCount: Int { state.withLock { $0.refused } }
+
+    /// Bytes of the segments holding messages not yet acknowledged.
+    package var pendingBytes: Int { state.withLock { $0.pendingBytes } }
+
+    /// The first message not acknowledged.
+    package var cursor: Position { state.withLock { $0.cursor } }
+
+    /// Writes a message at the spool's end (always to a new segment after a restart).
+    /// - Returns: `false` when the spool is full (the message is counted in ``refusedCount``).
+    /// - Throws: `MotionError` when the write fails (a full disk): the message is not in the spool.
+    @discardableResult
+    package func append(topic: String, bytes: [UInt8]) throws(MotionError) -> Bool {
+        precondition(!topic.isEmpty && topic.utf8.count <= Int(UInt16.max), "A topic of 1 to 65535 bytes.")
+        var payload: [UInt8] = [StoreFormat.Kind.message.rawValue]
+        payload.appendLittleEndian(UInt16(topic.utf8.count))
+        payload += Array(topic.utf8)
+        payload += bytes
+        let frame = StoreFormat.frame(payload)
+        return try state.withLock { state throws(MotionError) -> Bool in
+            guard state.pendingBytes + frame.count <= maximumBytes else {
+                state.refused += 1
+                return false
+            }
+            if state.segment >= 0 && state.segmentSize + frame.count > segmentBytes {
+                _ = fdatasync(state.segment)
+                _ = Glibc.close(state.segment)
+                state.segment = -1
+            }
+            if state.segment < 0 { try startSegment(&state) }
+            if let failure = frame.withUnsafeBytes({ [segment = state.segment] in WriterState.writeAll($0, to: segment) }) {
+                throw MotionError(
+                    .ioFailure, "cannot write to the spool: \(failure.text); free space on its disk",
+                    at: .init(file: directory), underlying: failure)
+            }
+            state.segmentSize += frame.count
+            state.pendingBytes += frame.count
+            return true
+        }
+    }
+
+    private func startSegment(_ state: inout State) throws(MotionError) {
+        let sequence = state.segmentSequence + 1
+        let path = directory + "/" + StoreDirectory.segmentName(sequence)
+        let opened = path.withCString { cPath in
+            SystemErrno.retryingInterrupts { open(cPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+        }
+        switch opened {
+        case .success(let fd): state.segment = fd
+        case .failure(let error):
+            throw MotionError(
+                error.isPermissionDenied ? .permissionDenied : .ioFailure,
+                "cannot create a segment in the spool: \(error.text)", at: .init(file: path), underlying: error)
+        }
+        state.segmentSequence = sequence
+        state.segmentSize = 0
+        StoreDirectory.syncDirectory(directory)
+    }
+
+    /// Up to `limit` messages from `position` (the cursor when `nil`) on, in order. Damaged frames are skipped
+    /// (and counted in `skipped`); a frame that the file's end cuts short in the newest segment is a write in
+    /// progress, read at a later call.
+    package func messages(from position: Position? = nil, limit: Int, skipped: inout Int) throws(MotionError) -> [Message] {
+        var position = position ?? cursor
+        let newest = state.withLock { $0.segmentSequence }
+        var messages: [Message] = []
+        while messages.count < limit && position.segment <= newest {
+            let path = directory + "/" + StoreDirectory.segmentName(position.segment)
+            let bytes: [UInt8]
+            switch Self.read(path, from: position.offset) {
+            case .success(let read): bytes = read
+            case .failure(let error) where error.isGone:
+                position = Position(segment: position.segment + 1, offset: 0)
+                continue
+            case .failure(let error):
+                throw MotionError(
+                    .ioFailure, "cannot read the spool: \(error.text)", at: .init(file: path), underlying: error)
+            }
+            var stop = false
+            bytes.withUnsafeBytes { buffer in
+                for item in FrameScan.items(buffer) {
+                    if messages.count >= limit {
+                        stop = true
+                        return
+                    }
+                    switch item {
+                    case .frame(.message, let payload):
+                        guard case .success(let message) = FrameScan.message(.init(rebasing: buffer[payload])) else {
+                            skipped += 1
+                            continue
+                        }
+                        let start = Position(
+                            segment: position.segment,
+                            offset: position.offset + payload.lowerBound - StoreFormat.frameHeaderSize)
+                        let next = Position(segment: position.segment, offset: position.offset + payload.upperBound)
+                        messages.append(Message(position: start, next: next, topic: message.topic, bytes: message.bytes))
+                    case .frame:
+                        skipped += 1
+                    case .damage(let range, let reason):
+                        if position.segment == newest && range.upperBound == buffer.count && reason == FrameScan.cutShort {
+                            stop = true  // a write in progress: read at a later call
+                            return
+                        }
+                        skipped += 1
+                    }
+                }
+            }
+            if stop || position.segment == newest { break }
+            position = Position(segment: position.segment + 1, offset: 0)
+        }
+        return messages
+    }
+
+    /// Every message before `position` has been acknowledged: the cursor moves there (kept in `DIR/cursor` at
+    /// most every `every` seconds, and at ``Glibc.close()``), and segments wholly before it are removed.
+    package func acknowledge(upTo position: Position, every: Double = 0.2) {
+        state.withLock { state in
+            guard position > state.cursor else { return }
+            let removedBefore = state.cursor.segment
+            state.cursor = position
+            state.cursorDirty = true
+            let now = monotonicNanoseconds()
+            if now - state.lastCursorWrite >= nanoseconds(clamping: every) {
+                Self.writeCursor(position, in: directory)
+                state.lastCursorWrite = now
+                state.cursorDirty = false
+            }
+            guard position.segment > removedBefore else { return }
+            for sequence in removedBefore..<position.segment {
+                let path = directory + "/" + StoreDirectory.segmentName(sequence)
+                var status = stat()
+                if lstat(path, &status) == 0 {
+                    state.pendingBytes -= Int(status.st_size)
+                    _ = unlink(path)
+                }
+            }
+            state.pendingBytes = max(0, state.pendingBytes)
+        }
+    }
+
+    /// Whether every message written has been acknowledged.
+    package var isDrained: Bool {
+        var skipped = 0
+        return ((try? messages(limit: 1, skipped: &skipped)) ?? []).isEmpty
+    }
+
+    /// Writes the cursor and flushes the segment being written.
+    package func close() {
+        state.withLock { state in
+            if state.cursorDirty { Self.writeCursor(state.cursor, in: directory) }
+            state.cursorDirty = false
+            if state.segment >= 0 {
+                _ = fdatasync(state.segment)
+                _ = Glibc.close(state.segment)
+                state.segment = -1
+            }
+        }
+    }
+
+    // MARK: Files
+
+    /// The cursor file's position, or `nil` when it is missing or not one this spool wrote (at most 64 bytes:
+    /// two decimal numbers).
+    static func readCursor(_ directory: String) -> Position? {
+        let descriptor = open(directory + "/cursor", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { _ = Glibc.close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0, count < 64 else { return nil }
+        let parts = String(decoding: bytes[..<count], as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard parts.count == 2, let segment = Int(parts[0]), let offset = Int(parts[1]), segment >= 1, offset >= 0,
+            segment < 1_000_000_000_000
+        else { return nil }
+        return Position(segment: segment, offset: offset)
+    }
+
+    /// Replaces the cursor file atomically (a temporary file renamed over it, then the folder flushed).
+    static func writeCursor(_ position: Position, in directory: String) {
+        let temporary = directory + "/.cursor.\(getpid())"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return }
+        let text = Array("\(position.segment) \(position.offset)\n".utf8)
+        let failure = text.withUnsafeBytes { WriterState.writeAll($0, to: descriptor) }
+        _ = fdatasync(descriptor)
+        _ = Glibc.close(descriptor)
+        guard failure == nil, rename(temporary, directory + "/cursor") == 0 else {
+            _ = unlink(temporary)
+            return
+        }
+        StoreDirectory.syncDirectory(directory)
+    }
+
+    /// The bytes of the file at `path` from `offset` to its end (at most a segment's largest size).
+    static func read(_ path: String, from offset: Int) -> Result<[UInt8], SystemErrno> {
+        let opened = path.withCString { cPath in
+            SystemErrno.retryingInterrupts { Glibc.open(cPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+        }
+        guard case .success(let descriptor) = opened else {
+            if case .failure(let error) = opened { return .failure(error) }
+            return .success([])
+        }
+        defer { _ = Glibc.close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return .failure(.current()) }
+        let size = min(Int(status.st_size), MotionStore.Configuration.largestSegment)
+        guard size > offset else { return .success([]) }
+        var bytes = [UInt8](repeating: 0, count: size - offset)
+        var count = 0
+        while count < bytes.count {
+            let result = bytes.withUnsafeMutableBytes { buffer in
+                SystemErrno.retryingInterrupts { pread(descriptor, buffer.baseAddress! + count, buffer.count - count, off_t(offset + count)) }
+            }
+            switch result {
+            case .success(0): return .success(Array(bytes[..<count]))
+            case .success(let read): count += read
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .success(bytes)
+    }
+}
