@@ -31,5 +31,6 @@ let package = Package(
         benchmark("EventBenchmarks", using: ["MotionAlgorithms", "MotionCore"]),
         benchmark("MotionManagerBenchmarks", using: ["Motion", "MotionCore"]),
         benchmark("ProcessorBenchmarks", using: ["Motion", "MotionCore", "MotionTesting"]),
+        benchmark("StoreBenchmarks", using: ["MotionStore", "MotionCore", "MotionTesting"]),
     ]
 )

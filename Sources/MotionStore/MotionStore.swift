@@ -251,10 +251,11 @@ struct WriterState {
 
     mutating func append(_ sample: MotionSample, now: UInt64) -> MotionStore.Event? {
         guard !isClosed else { return nil }
-        let readings = [sample.acceleration?.isFinite, sample.rotationRate?.isFinite, sample.magneticField?.isFinite]
-        guard sample.timestamp.isFinite, sample.timestamp >= lastTime, readings.contains(true),
-            !readings.contains(false)
-        else {
+        let hasReading = sample.acceleration != nil || sample.rotationRate != nil || sample.magneticField != nil
+        let finite =
+            (sample.acceleration?.isFinite ?? true) && (sample.rotationRate?.isFinite ?? true)
+            && (sample.magneticField?.isFinite ?? true)
+        guard sample.timestamp.isFinite, sample.timestamp >= lastTime, hasReading, finite else {
             rejected += 1
             return nil
         }

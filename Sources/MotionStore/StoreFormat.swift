@@ -94,15 +94,18 @@ package struct SamplesFrameBuilder: Sendable {
         if sample.magneticField != nil { sensors.insert(.magnetometer) }
         bytes.appendLittleEndian(sample.timestamp.bitPattern)
         bytes.append(sensors.rawValue)
-        for vector in [sample.acceleration?.vector, sample.rotationRate?.vector, sample.magneticField?.vector] {
-            guard let vector else { continue }
-            bytes.appendLittleEndian(vector.x.bitPattern)
-            bytes.appendLittleEndian(vector.y.bitPattern)
-            bytes.appendLittleEndian(vector.z.bitPattern)
-        }
+        if let vector = sample.acceleration?.vector { appendVector(vector) }
+        if let vector = sample.rotationRate?.vector { appendVector(vector) }
+        if let vector = sample.magneticField?.vector { appendVector(vector) }
         if count == 0 { firstTime = sample.timestamp }
         lastTime = sample.timestamp
         count += 1
+    }
+
+    private mutating func appendVector(_ vector: SIMD3<Double>) {
+        bytes.appendLittleEndian(vector.x.bitPattern)
+        bytes.appendLittleEndian(vector.y.bitPattern)
+        bytes.appendLittleEndian(vector.z.bitPattern)
     }
 
     /// Fills the header, the clock offset (Unix time minus the source's clock, in seconds) and the count; the frame
