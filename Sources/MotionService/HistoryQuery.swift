@@ -85,14 +85,10 @@ final class HistoryQuery: Sendable {
                         fields: [("file", .string(damage.file)), ("reason", .string(damage.description))])
                 }
                 reported = reader.damage.count
-                for var sample in batch.samples {
+                for stored in batch.samples {
+                    var sample = stored.restricted(to: request.sensors)
                     sample.timestamp += batch.clockOffset
-                    guard gate.admit(at: sample.timestamp) else { continue }
-                    if !request.sensors.contains(.accelerometer) { sample.acceleration = nil }
-                    if !request.sensors.contains(.gyroscope) { sample.rotationRate = nil }
-                    if !request.sensors.contains(.magnetometer) { sample.magneticField = nil }
-                    guard sample.acceleration != nil || sample.rotationRate != nil || sample.magneticField != nil
-                    else { continue }
+                    guard !sample.sensors.isEmpty, gate.admit(at: sample.timestamp) else { continue }
                     try writer.write(sample)
                     last = sample.timestamp
                     samples += 1

@@ -251,7 +251,7 @@ struct WriterState {
 
     mutating func append(_ sample: MotionSample, now: UInt64) -> MotionStore.Event? {
         guard !isClosed else { return nil }
-        let hasReading = sample.acceleration != nil || sample.rotationRate != nil || sample.magneticField != nil
+        let hasReading = !sample.sensors.isEmpty
         let finite =
             (sample.acceleration?.isFinite ?? true) && (sample.rotationRate?.isFinite ?? true)
             && (sample.magneticField?.isFinite ?? true)

@@ -88,12 +88,8 @@ package struct SamplesFrameBuilder: Sendable {
     /// Appends `sample`. The caller keeps only samples with a finite time and finite readings of at least one
     /// sensor, in time order.
     package mutating func append(_ sample: MotionSample) {
-        var sensors: SensorSet = []
-        if sample.acceleration != nil { sensors.insert(.accelerometer) }
-        if sample.rotationRate != nil { sensors.insert(.gyroscope) }
-        if sample.magneticField != nil { sensors.insert(.magnetometer) }
         bytes.appendLittleEndian(sample.timestamp.bitPattern)
-        bytes.append(sensors.rawValue)
+        bytes.append(sample.sensors.rawValue)
         if let vector = sample.acceleration?.vector { appendVector(vector) }
         if let vector = sample.rotationRate?.vector { appendVector(vector) }
         if let vector = sample.magneticField?.vector { appendVector(vector) }

@@ -98,16 +98,14 @@ struct HistoryCommand: ParsableCommand {
                         fileDescriptor: 1, name: "<stdout>", format: format, sensors: columns!, metadata: metadata)
                 }
                 let shown = columns!
-                for var sample in batch.samples {
-                    let extra = sample.sensors.subtracting(shown)
+                for stored in batch.samples {
+                    let extra = stored.sensors.subtracting(shown)
                     if !extra.isEmpty {
                         left.formUnion(extra)
                         leftCount += 1
                     }
+                    var sample = stored.restricted(to: shown)
                     sample.timestamp += batch.clockOffset
-                    if !shown.contains(.accelerometer) { sample.acceleration = nil }
-                    if !shown.contains(.gyroscope) { sample.rotationRate = nil }
-                    if !shown.contains(.magnetometer) { sample.magneticField = nil }
                     guard !sample.sensors.isEmpty else { continue }
                     try writer!.write(sample)
                 }
@@ -154,16 +152,5 @@ private func copyToEnd(_ descriptor: Int32) throws(MotionError) {
             }
         }
         try failure.get()
-    }
-}
-
-extension MotionSample {
-    /// The sensors that have a reading.
-    fileprivate var sensors: SensorSet {
-        var set: SensorSet = []
-        if acceleration != nil { set.insert(.accelerometer) }
-        if rotationRate != nil { set.insert(.gyroscope) }
-        if magneticField != nil { set.insert(.magnetometer) }
-        return set
     }
 }

@@ -27,6 +27,26 @@ struct HistoryTests {
         return (status, rows, errors)
     }
 
+    /// A new folder for a test's history: the parent (the caller removes it) and the store's path in it.
+    static func historyFolder() throws -> (parent: String, directory: String) {
+        let parent = NSTemporaryDirectory() + "motiond-history-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: false)
+        return (parent, parent + "/history")
+    }
+
+    /// Feeds `batches` batches of 10 scans (100 Hz device time) from scan `first` on, `pause` apart, once the
+    /// device's buffer is on.
+    static func feed(_ fixture: ServiceFixture, from first: Int = 0, batches: Int, pause: Duration = .milliseconds(20))
+        async throws
+    {
+        #expect(await eventually { fixture.testbed.attribute(fixture.accelerometer, "buffer/enable") == "1" })
+        for batch in 0..<batches {
+            let start = first + batch * 10
+            try fixture.feed(start..<start + 10)
+            try await Task.sleep(for: pause)
+        }
+    }
+
     /// The device times of `rows` (t in Unix seconds minus the first row's), in seconds.
     static func relativeTimes(_ rows: [String]) -> [Double] {
         let times = rows.compactMap { $0.split(separator: ",").first.flatMap { Double($0) } }
@@ -38,10 +58,8 @@ struct HistoryTests {
         try await Testbed.run { testbed in
             let fixture = try await ServiceFixture.makeBuffered(testbed)
             defer { fixture.stop() }
-            let parent = NSTemporaryDirectory() + "motiond-history-\(UUID().uuidString)"
-            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: false)
+            let (parent, directory) = try HistoryTests.historyFolder()
             defer { try? FileManager.default.removeItem(atPath: parent) }
-            let directory = parent + "/history"
 
             let first = try await fixture.startService(["--history", directory])
             defer { first.stop() }
@@ -53,11 +71,7 @@ struct HistoryTests {
             #expect(second.text.contains("another process is writing this store"), "\(second.text)")
 
             // 3 s of device time at 100 Hz: the history keeps every second sample (50 Hz), 150 of them.
-            #expect(await eventually { testbed.attribute(fixture.accelerometer, "buffer/enable") == "1" })
-            for batch in 0..<30 {
-                try fixture.feed(batch * 10..<batch * 10 + 10)
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await HistoryTests.feed(fixture, batches: 30)
             var seen: (status: Int32, rows: [String], errors: String) = (0, [], "")
             for _ in 0..<100 where seen.rows.count < 150 {
                 seen = try await Self.history(directory)
@@ -79,11 +93,7 @@ struct HistoryTests {
             // A restart continues the same store in a new segment.
             let restarted = try await fixture.startService(["--history", directory])
             defer { restarted.stop() }
-            #expect(await eventually { testbed.attribute(fixture.accelerometer, "buffer/enable") == "1" })
-            for batch in 30..<40 {
-                try fixture.feed(batch * 10..<batch * 10 + 10)
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await HistoryTests.feed(fixture, from: 300, batches: 10)
             try await Task.sleep(for: .milliseconds(300))
             restarted.send(SIGTERM)
             #expect(try await restarted.waitForExit(timeout: 20) == 0, "\(restarted.text)")
@@ -107,17 +117,11 @@ struct HistoryTests {
         try await Testbed.run { testbed in
             let fixture = try await ServiceFixture.makeBuffered(testbed)
             defer { fixture.stop() }
-            let parent = NSTemporaryDirectory() + "motiond-history-\(UUID().uuidString)"
-            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: false)
+            let (parent, directory) = try HistoryTests.historyFolder()
             defer { try? FileManager.default.removeItem(atPath: parent) }
-            let directory = parent + "/history"
             let service = try await fixture.startService(["--history", directory])
             defer { service.stop() }
-            #expect(await eventually { testbed.attribute(fixture.accelerometer, "buffer/enable") == "1" })
-            for batch in 0..<20 {
-                try fixture.feed(batch * 10..<batch * 10 + 10)
-                try await Task.sleep(for: .milliseconds(60))  // several frames
-            }
+            try await HistoryTests.feed(fixture, batches: 20, pause: .milliseconds(60))  // several frames
             try await Task.sleep(for: .milliseconds(300))
             service.send(SIGTERM)
             #expect(try await service.waitForExit(timeout: 20) == 0, "\(service.text)")
@@ -157,17 +161,11 @@ struct HistoryQueryTests {
         try await Testbed.run { testbed in
             let fixture = try await ServiceFixture.makeBuffered(testbed)
             defer { fixture.stop() }
-            let parent = NSTemporaryDirectory() + "motiond-history-\(UUID().uuidString)"
-            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: false)
+            let (parent, directory) = try HistoryTests.historyFolder()
             defer { try? FileManager.default.removeItem(atPath: parent) }
-            let directory = parent + "/history"
             let service = try await fixture.startService(["--history", directory])
             defer { service.stop() }
-            #expect(await eventually { testbed.attribute(fixture.accelerometer, "buffer/enable") == "1" })
-            for batch in 0..<30 {
-                try fixture.feed(batch * 10..<batch * 10 + 10)
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await HistoryTests.feed(fixture, batches: 30)
             var stored: [String] = []
             for _ in 0..<100 where stored.count < 150 {
                 stored = try await HistoryTests.history(directory).rows
