@@ -140,29 +140,43 @@ final class Motion1Service {
         // Who the caller is, asked of the bus without waiting; then the limits, before polkit is asked (a flood
         // costs no question); then polkit's claim-sensor for every stream and the high-rate right for fast raw ones,
         // asked without blocking: the stream opens once allowed.
+        claimAuthorized(call, limits: { [weak self] user throws(DBusErrorReply) in
+            try self?.checkLimits(call.sender, user, request)
+        }) { [weak self] user, privileged in
+            guard let self else { return }
+            guard request.needsHighRateRight, !privileged else {
+                return self.open(call, request, user: user, onSharedGrid: !privileged && request.isRaw)
+            }
+            self.authorizer.check(PolkitAuthorizer.highRate, for: call.sender, user: user) { decision in
+                switch decision {
+                case .allowed: self.open(call, request, user: user, onSharedGrid: false)
+                case .overLimit(let reason): call.fail(.limitsExceeded(reason))
+                default: call.fail(self.highRateRefusal(request))
+                }
+            }
+        }
+    }
+
+    /// Asks the bus who sent `call`, then checks `limits` for that user (before polkit is asked: a flood costs no
+    /// question), then polkit's claim-sensor, all without blocking; `allowed` runs with the caller's uid and whether
+    /// it has the high-rate right by root or group. A refusal at any step answers the call.
+    private func claimAuthorized(
+        _ call: DBusMethodCall, limits: @escaping (UInt32) throws(DBusErrorReply) -> Void,
+        allowed: @escaping (_ user: UInt32, _ privileged: Bool) -> Void
+    ) {
         connection.credentials(of: call.sender) { [weak self] lookup in
             guard let self else { return }
             guard case .found(let credentials) = lookup else { return call.fail(lookup.refusal(call.sender)!) }
             let user = credentials.userID
             do throws(DBusErrorReply) {
-                try self.checkLimits(call.sender, user, request)
+                try limits(user)
             } catch {
                 return call.fail(error)
             }
             let privileged = self.inHighRateGroup(credentials)
-            self.authorizer.authorizeClaim(for: call.sender, user: user) { [weak self] refusal in
-                guard let self else { return }
+            self.authorizer.authorizeClaim(for: call.sender, user: user) { refusal in
                 if let refusal { return call.fail(refusal) }
-                guard request.needsHighRateRight, !privileged else {
-                    return self.open(call, request, user: user, onSharedGrid: !privileged && request.isRaw)
-                }
-                self.authorizer.check(PolkitAuthorizer.highRate, for: call.sender, user: user) { decision in
-                    switch decision {
-                    case .allowed: self.open(call, request, user: user, onSharedGrid: false)
-                    case .overLimit(let reason): call.fail(.limitsExceeded(reason))
-                    default: call.fail(self.highRateRefusal(request))
-                    }
-                }
+                allowed(user, privileged)
             }
         }
     }
@@ -212,29 +226,19 @@ final class Motion1Service {
             guard !chosen.isEmpty else { throw .invalidArguments("the sensors option lists no sensor") }
             sensors = chosen
         }
-        connection.credentials(of: call.sender) { [weak self] lookup in
+        claimAuthorized(call, limits: { [weak self] user throws(DBusErrorReply) in
+            try self?.checkHistoryLimits(user)
+        }) { [weak self] user, privileged in
             guard let self else { return }
-            guard case .found(let credentials) = lookup else { return call.fail(lookup.refusal(call.sender)!) }
-            let user = credentials.userID
+            let request = HistoryQuery.Request(
+                directory: history.directory, start: start, end: end, format: format, sensors: sensors,
+                minimumInterval: privileged || history.interval >= StreamRequest.highRateInterval
+                    ? 0 : StreamRequest.highRateInterval)
             do throws(DBusErrorReply) {
-                try self.checkHistoryLimits(user)
+                try self.checkHistoryLimits(user)  // again: others may have started queries meanwhile
+                try self.startHistory(call, request, user: user)
             } catch {
-                return call.fail(error)
-            }
-            let privileged = self.inHighRateGroup(credentials)
-            self.authorizer.authorizeClaim(for: call.sender, user: user) { [weak self] refusal in
-                guard let self else { return }
-                if let refusal { return call.fail(refusal) }
-                let request = HistoryQuery.Request(
-                    directory: history.directory, start: start, end: end, format: format, sensors: sensors,
-                    minimumInterval: privileged || history.interval >= StreamRequest.highRateInterval
-                        ? 0 : StreamRequest.highRateInterval)
-                do throws(DBusErrorReply) {
-                    try self.checkHistoryLimits(user)  // again: others may have started queries meanwhile
-                    try self.startHistory(call, request, user: user)
-                } catch {
-                    call.fail(error)
-                }
+                call.fail(error)
             }
         }
     }
