@@ -43,6 +43,8 @@ let package = Package(
         .systemLibrary(name: "CLibUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         // sd-bus and sd-event (libsystemd), visible only inside MotionDBus.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // libmosquitto (MQTT), visible only inside MotionMQTT.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // Linux headers the Glibc module lacks (epoll, eventfd), visible only inside MotionSystem.
         .systemLibrary(name: "CMotionSystem"),
 
@@ -60,6 +62,13 @@ let package = Package(
         .target(name: "MotionTrace", dependencies: ["MotionCore", "MotionSystem"]),
         // Motion kept on disk: a segmented, checksummed append-only log that any program can query (history).
         .target(name: "MotionStore", dependencies: ["MotionCore", "MotionSystem"]),
+        // Publishing to an MQTT broker through libmosquitto, with a MessageSpool as the outbox (package only).
+        .target(
+            name: "MotionMQTT",
+            dependencies: [
+                "MotionCore", "MotionStore", "MotionSystem", "CMosquitto",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]),
         // Linux IIO devices through libiio and libudev, and the device source.
         .target(name: "MotionIIO", dependencies: ["MotionCore", "MotionSystem", "CLibIIO", "CLibUdev"]),
         // D-Bus through sd-bus: an event-loop thread, a connection, objects with their interfaces, signals, peers.
@@ -121,6 +130,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionSystem", "MotionTesting", testThreads]),
+        .testTarget(name: "MotionMQTTTests", dependencies: ["MotionMQTT", "MotionStore", "MotionCore", testbed, testThreads]),
         .testTarget(name: "MotionStoreTests", dependencies: ["MotionStore", "MotionSystem", testbed, testThreads]),
         .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO", testbed, testThreads]),
         .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace", testThreads]),

@@ -3,17 +3,19 @@
 # Used by Scripts/motionctl (the README's run command) and .ci/run, so both install the same list.
 #
 # Usage: Scripts/install-system-packages.sh [build|test]    (default: build)
-#   build  what `swift build` needs: libiio-dev libudev-dev libsystemd-dev (motiond's sd-bus) pkg-config
+#   build  what `swift build` needs: libiio-dev libudev-dev libsystemd-dev (motiond's sd-bus) libmosquitto-dev
+#          (MQTT publishing) pkg-config
 #   test   also what the tests use: umockdev and its headers, iio-sensor-proxy (with monitor-sensor), libiio-utils,
 #          groff (man page check), librsvg2-bin (rsvg-convert renders `motionctl plot`'s SVG), and for motiond's tests dbus-daemon, systemd (busctl, systemd-analyze) and
 #          libglib2.0-bin (gdbus), python3-dbusmock (polkit's stand-in); for iio-sensor-proxy's own integration
-#          suite (Scripts/check-sensor-proxy-suite.sh) python3-dbus, python3-gi, gir1.2-umockdev-1.0, python3-psutil
+#          suite (Scripts/check-sensor-proxy-suite.sh) python3-dbus, python3-gi, gir1.2-umockdev-1.0, python3-psutil;
+#          for the MQTT publisher's tests the mosquitto broker and mosquitto-clients (mosquitto_sub)
 # Exit status: 0 when everything is installed, 69 when packages are missing and cannot be installed here.
 set -euo pipefail
 
-build=(libiio-dev libudev-dev libsystemd-dev pkg-config)
+build=(libiio-dev libudev-dev libsystemd-dev libmosquitto-dev pkg-config)
 test=(umockdev libumockdev-dev iio-sensor-proxy libiio-utils groff-base librsvg2-bin dbus-daemon systemd libglib2.0-bin python3-dbusmock
-    python3-dbus python3-gi gir1.2-umockdev-1.0 python3-psutil)
+    python3-dbus python3-gi gir1.2-umockdev-1.0 python3-psutil mosquitto mosquitto-clients)
 case "${1:-build}" in
     build) packages=("${build[@]}") ;;
     test) packages=("${build[@]}" "${test[@]}") ;;

@@ -82,6 +82,11 @@ extension Prerequisite {
     /// The process runs as root.
     public static let root = Prerequisite("root", help: "run the tests as root (CI does)") { getuid() == 0 }
 
+    /// The mosquitto broker and its clients (`mosquitto_sub`), for the MQTT publisher's tests.
+    public static let mosquitto = Prerequisite(
+        "mosquitto and mosquitto_sub", help: "install mosquitto and mosquitto-clients (.ci/run does)"
+    ) { access("/usr/sbin/mosquitto", X_OK) == 0 && access("/usr/bin/mosquitto_sub", X_OK) == 0 }
+
     /// `/usr/bin/setpriv` (util-linux), to run a child as another user.
     public static let setpriv = Prerequisite("/usr/bin/setpriv", help: "install util-linux") {
         access("/usr/bin/setpriv", X_OK) == 0

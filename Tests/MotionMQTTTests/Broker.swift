@@ -1,0 +1,88 @@
+import Foundation
+import IIOTestbed
+import TestThreads
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real mosquitto broker on 127.0.0.1 on a free port, with persistence in a folder of its own (so that a
+/// persistent subscriber's queued messages survive its restart), for one test.
+final class Broker: @unchecked Sendable {
+    let port: Int
+    let folder: String
+    private var process: ChildProcess?
+
+    init() throws {
+        port = Self.freePort()
+        folder = NSTemporaryDirectory() + "mosquitto-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let configuration = """
+            listener \(port) 127.0.0.1
+            allow_anonymous true
+            persistence true
+            persistence_location \(folder)/
+            autosave_interval 1
+            """
+        try configuration.write(toFile: folder + "/mosquitto.conf", atomically: true, encoding: .utf8)
+    }
+
+    /// Starts the broker and waits (at most 10 s) until it listens.
+    func start() async throws {
+        let child = try ChildProcess("/usr/sbin/mosquitto", ["-c", folder + "/mosquitto.conf"], environment: [:])
+        process = child
+        guard try await child.wait(timeout: 10, until: { _ in Self.listens(self.port) }) else {
+            throw TestbedError("mosquitto did not listen on \(port) within 10 s: \(child.text)")
+        }
+    }
+
+    /// Stops the broker (SIGTERM: it saves its persistence) and waits for it.
+    func stop() async throws {
+        guard let process else { return }
+        process.send(SIGTERM)
+        _ = try await process.waitForExit(timeout: 10)
+        process.stop()
+        self.process = nil
+    }
+
+    deinit {
+        process?.stop()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// A persistent QoS-1 subscriber to `filter` (`mosquitto_sub -c`), printing `topic payload` lines.
+    func subscribe(_ filter: String, id: String) throws -> ChildProcess {
+        try ChildProcess(
+            "/usr/bin/mosquitto_sub",
+            ["-h", "127.0.0.1", "-p", "\(port)", "-t", filter, "-q", "1", "-c", "-i", id, "-v"], environment: [:])
+    }
+
+    static func listens(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
+    /// A port nothing listens on now (bound to 0 and released).
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
