@@ -117,7 +117,7 @@ let package = Package(
             name: "motionctl",
             dependencies: [
                 "MotionCore", "MotionAlgorithms", "MotionTrace", "MotionIIO", "MotionClient", "MotionSystem", "MotionTesting",
-                "Motion", "MotionEvaluation", "MotionProtocol", "MotionStore", "MotionCommandLine",
+                "Motion", "MotionEvaluation", "MotionProtocol", "MotionStore", "MotionMQTT", "MotionCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

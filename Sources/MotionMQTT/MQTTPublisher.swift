@@ -42,6 +42,8 @@ package final class MQTTPublisher: Sendable {
         var acknowledged = 0
         var connected = false
         var lastProblem: String?
+        /// The run ended with messages not acknowledged (stopped without draining, or before the drain ended).
+        var stoppedEarly = false
     }
 
     package init(
@@ -59,6 +61,8 @@ package final class MQTTPublisher: Sendable {
     package var acknowledgedCount: Int { control.withLock { $0.acknowledged } }
     /// Whether the publisher is connected now.
     package var isConnected: Bool { control.withLock { $0.connected } }
+    /// Whether the run ended before the spool was drained.
+    package var stoppedEarly: Bool { control.withLock { $0.stoppedEarly } }
     /// The last reason a connection failed or ended, or `nil`.
     package var lastProblem: String? { control.withLock { $0.lastProblem } }
 
@@ -95,8 +99,14 @@ package final class MQTTPublisher: Sendable {
         }
     }
 
-    /// Asks the publisher to end without waiting (from a signal handler's thread, say).
-    package func requestStop() { control.withLock { $0.stop = true } }
+    /// Asks the publisher to end at once, without draining (what is not acknowledged stays in the spool), and without
+    /// waiting for its thread.
+    package func requestStop() {
+        control.withLock {
+            $0.stop = true
+            $0.drain = false
+        }
+    }
 
     private enum State {
         case waiting(until: UInt64)
@@ -206,6 +216,8 @@ package final class MQTTPublisher: Sendable {
             }
             if messages.isEmpty && sent.isEmpty && stop && drain { break }
         }
+        let drained = sent.isEmpty && spool.isDrained
+        control.withLock { $0.stoppedEarly = !drained }
         if case .connected = state {
             if let statusTopic { _ = connection.publish(topic: statusTopic, payload: Array("offline".utf8), retain: true) }
             connection.disconnect()

@@ -20,7 +20,7 @@ struct MotionCtl: AsyncParsableCommand {
             73 output file exists, 74 I/O error, 77 permission denied. See Docs/CLI.md.
             """,
         version: SwiftMotion.version,
-        subcommands: [StreamCommand.self, AttitudeCommand.self, SimulateCommand.self, OrientationCommand.self, ShakeCommand.self, StepsCommand.self, ActivityCommand.self, DevicesCommand.self, RecordCommand.self, SettingsCommand.self, InfoCommand.self, PlotCommand.self, HistoryCommand.self]
+        subcommands: [StreamCommand.self, AttitudeCommand.self, SimulateCommand.self, OrientationCommand.self, ShakeCommand.self, StepsCommand.self, ActivityCommand.self, DevicesCommand.self, RecordCommand.self, SettingsCommand.self, InfoCommand.self, PlotCommand.self, HistoryCommand.self, PublishCommand.self]
     )
 
     /// Parses and runs a command; usage errors become one `motionctl: error: …` line on stderr with status 64.

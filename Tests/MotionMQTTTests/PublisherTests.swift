@@ -27,7 +27,7 @@ struct PublisherTests {
     }
 
     @Test func everySpooledMessageArrivesInOrderAndTheSpoolEmpties() async throws {
-        let broker = try Broker()
+        let broker = try MosquittoBroker()
         try await broker.start()
         let subscriber = try broker.subscribe("test/#", id: "subscriber-\(UUID().uuidString.prefix(8))")
         defer { subscriber.stop() }
@@ -51,7 +51,7 @@ struct PublisherTests {
     }
 
     @Test func aBrokerStopLosesNothingAndTheWaitBacksOff() async throws {
-        let broker = try Broker()
+        let broker = try MosquittoBroker()
         try await broker.start()
         let id = "subscriber-\(UUID().uuidString.prefix(8))"
         var subscriber = try broker.subscribe("test/#", id: id)

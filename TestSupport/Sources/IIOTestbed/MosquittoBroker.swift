@@ -1,5 +1,4 @@
 import Foundation
-import IIOTestbed
 import TestThreads
 
 #if canImport(Glibc)
@@ -8,12 +7,15 @@ import Glibc
 
 /// A real mosquitto broker on 127.0.0.1 on a free port, with persistence in a folder of its own (so that a
 /// persistent subscriber's queued messages survive its restart), for one test.
-final class Broker: @unchecked Sendable {
-    let port: Int
-    let folder: String
+public final class MosquittoBroker: @unchecked Sendable {
+    /// The port it listens on (127.0.0.1).
+    public let port: Int
+    /// Its configuration and persistence.
+    public let folder: String
     private var process: ChildProcess?
 
-    init() throws {
+    /// A broker on a free port, not started.
+    public init() throws {
         port = Self.freePort()
         folder = NSTemporaryDirectory() + "mosquitto-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
@@ -28,7 +30,7 @@ final class Broker: @unchecked Sendable {
     }
 
     /// Starts the broker and waits (at most 10 s) until it listens.
-    func start() async throws {
+    public func start() async throws {
         let child = try ChildProcess("/usr/sbin/mosquitto", ["-c", folder + "/mosquitto.conf"], environment: [:])
         process = child
         guard try await child.wait(timeout: 10, until: { _ in Self.listens(self.port) }) else {
@@ -37,7 +39,7 @@ final class Broker: @unchecked Sendable {
     }
 
     /// Stops the broker (SIGTERM: it saves its persistence) and waits for it.
-    func stop() async throws {
+    public func stop() async throws {
         guard let process else { return }
         process.send(SIGTERM)
         _ = try await process.waitForExit(timeout: 10)
@@ -51,13 +53,14 @@ final class Broker: @unchecked Sendable {
     }
 
     /// A persistent QoS-1 subscriber to `filter` (`mosquitto_sub -c`), printing `topic payload` lines.
-    func subscribe(_ filter: String, id: String) throws -> ChildProcess {
+    public func subscribe(_ filter: String, id: String) throws -> ChildProcess {
         try ChildProcess(
             "/usr/bin/mosquitto_sub",
             ["-h", "127.0.0.1", "-p", "\(port)", "-t", filter, "-q", "1", "-c", "-i", id, "-v"], environment: [:])
     }
 
-    static func listens(_ port: Int) -> Bool {
+    /// Whether something accepts connections on 127.0.0.1:`port`.
+    public static func listens(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -70,7 +73,7 @@ final class Broker: @unchecked Sendable {
     }
 
     /// A port nothing listens on now (bound to 0 and released).
-    static func freePort() -> Int {
+    public static func freePort() -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

@@ -1,0 +1,99 @@
+import Foundation
+import IIOTestbed
+import TestThreads
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `motionctl publish` against a real mosquitto and a persistent subscriber: every sample arrives, through an
+/// outage and a SIGKILL, with no hole in the messages' sequence.
+@Suite(.serialized, .requires(.mosquitto))
+struct PublishCommandTests {
+    static let excerpt = "Recordings/broad-slow-rotation-excerpt.csv"
+
+    static func folder() throws -> String {
+        let path = NSTemporaryDirectory() + "swift-motion-publish-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        return path
+    }
+
+    /// The messages the subscriber printed (`topic` then the payload's lines): each batch's (stream, seq) and its
+    /// sample lines.
+    static func batches(_ subscriber: ChildProcess) -> [(stream: String, seq: Int, samples: [String])] {
+        var result: [(String, Int, [String])] = []
+        for line in subscriber.text.split(separator: "\n") {
+            if let start = line.range(of: "{\"type\":\"batch\",\"stream\":\"") {
+                let rest = line[start.upperBound...]
+                guard let quote = rest.firstIndex(of: "\""), let seqRange = rest.range(of: "\"seq\":") else { continue }
+                let seq = Int(rest[seqRange.upperBound...].prefix(while: \.isNumber)) ?? -1
+                result.append((String(rest[..<quote]), seq, []))
+            } else if line.hasPrefix("{\"type\":\"sample\""), !result.isEmpty {
+                result[result.count - 1].2.append(String(line))
+            }
+        }
+        return result
+    }
+
+    @Test func aTraceArrivesWholeAndTheSpoolEmpties() async throws {
+        let broker = try MosquittoBroker()
+        try await broker.start()
+        let subscriber = try broker.subscribe("test/#", id: "sub-\(UUID().uuidString.prefix(8))")
+        defer { subscriber.stop() }
+        try await Task.sleep(for: .milliseconds(500))
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try await Motionctl.run([
+            "publish", "--trace", Self.excerpt, "--speed", "max", "--interval", "0.1",
+            "--broker", "mqtt://127.0.0.1:\(broker.port)", "--topic", "test", "--spool", folder + "/spool",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try await subscriber.wait(timeout: 10) { _ in Self.batches(subscriber).flatMap(\.samples).count >= 600 })
+        let batches = Self.batches(subscriber)
+        #expect(batches.flatMap(\.samples).count == 600, "60 s at 10 Hz")
+        #expect(batches.map(\.seq) == Array(0..<batches.count))
+        #expect(Set(batches.map(\.stream)).count == 1)
+        #expect(subscriber.text.contains("/status online"))
+        try await broker.stop()
+    }
+
+    @Test func anOutageAndASIGKILLLoseNothing() async throws {
+        let broker = try MosquittoBroker()
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let spool = folder + "/spool"
+        let target = ["--broker", "mqtt://127.0.0.1:\(broker.port)", "--topic", "test", "--spool", spool]
+        // No broker: the whole excerpt goes into the spool; the acknowledgements do not come in 1 s: a failure that says where the data waits.
+        let spooled = try await Motionctl.run(
+            ["publish", "--trace", Self.excerpt, "--speed", "max", "--interval", "0.1", "--drain-timeout", "1"] + target)
+        #expect(spooled.status != 0, "\(spooled.stderr)")
+        #expect(spooled.stderr.contains("bytes wait in \(spool)"), "\(spooled.stderr)")
+        // A second run, killed with SIGKILL while it spools in real time (still no broker).
+        let killed = try RunningMotionctl(
+            ["publish", "--trace", Self.excerpt, "--speed", "realtime", "--interval", "0.1"] + target)
+        try await Task.sleep(for: .seconds(3))
+        kill(killed.process.processIdentifier, SIGKILL)
+        _ = try await killed.exitStatus(timeout: 10)
+
+        // The broker and a subscriber come; draining sends both runs' messages.
+        try await broker.start()
+        let subscriber = try broker.subscribe("test/#", id: "sub-\(UUID().uuidString.prefix(8))")
+        defer { subscriber.stop() }
+        try await Task.sleep(for: .milliseconds(500))
+        let drained = try await Motionctl.run(["publish"] + target)
+        #expect(drained.status == 0, "\(drained.stderr)")
+        #expect(try await subscriber.wait(timeout: 10) { _ in Self.batches(subscriber).flatMap(\.samples).count >= 600 })
+        let batches = Self.batches(subscriber)
+        let streams = Dictionary(grouping: batches, by: \.stream)
+        #expect(streams.count == 2, "\(streams.keys)")
+        // Each run's messages are all there, in order, without a hole: the first run's 600 samples, and the killed
+        // run's samples up to its last spooled message.
+        for (_, messages) in streams {
+            #expect(messages.map(\.seq) == Array(0..<messages.count))
+        }
+        let counts = streams.values.map { $0.flatMap(\.samples).count }.sorted()
+        #expect(counts.last == 600 && (counts.first ?? 0) > 0 && (counts.first ?? 0) < 600, "\(counts)")
+        try await broker.stop()
+    }
+}
