@@ -97,3 +97,42 @@ struct PublishCommandTests {
         try await broker.stop()
     }
 }
+
+/// A broker that wants a password: a wrong one is refused with the broker's reason and the data stays spooled;
+/// the right one (from a file) sends it all.
+@Suite(.serialized, .requires(.mosquitto))
+struct PublishCredentialsTests {
+    @Test func aWrongPasswordKeepsSpoolingAndTheRightOneSendsIt() async throws {
+        let broker = try MosquittoBroker()
+        try await broker.requirePassword(user: "robot", password: "s3cret")
+        try await broker.start()
+        let folder = try PublishCommandTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "wrong\n".write(toFile: folder + "/wrong", atomically: true, encoding: .utf8)
+        try "s3cret\n".write(toFile: folder + "/right", atomically: true, encoding: .utf8)
+        let target = [
+            "--broker", "mqtt://127.0.0.1:\(broker.port)", "--topic", "test", "--spool", folder + "/spool",
+            "--username", "robot",
+        ]
+        let refused = try await Motionctl.run(
+            ["publish", "--trace", PublishCommandTests.excerpt, "--speed", "max", "--interval", "1", "--drain-timeout", "2",
+             "--password-file", folder + "/wrong"] + target)
+        #expect(refused.status == 74, "\(refused.stderr)")
+        #expect(refused.stderr.contains("the broker refused the connection"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("bytes wait in"), "\(refused.stderr)")
+        // The password never appears in what the command prints.
+        #expect(!refused.stderr.contains("wrong") && !refused.stderr.contains("s3cret"))
+
+        let subscriber = try ChildProcess(
+            "/usr/bin/mosquitto_sub",
+            ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", "test/#", "-q", "1", "-u", "robot", "-P", "s3cret", "-v"],
+            environment: [:])
+        defer { subscriber.stop() }
+        try await Task.sleep(for: .milliseconds(500))
+        let sent = try await Motionctl.run(["publish", "--password-file", folder + "/right"] + target)
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(try await subscriber.wait(timeout: 10) { _ in PublishCommandTests.batches(subscriber).flatMap(\.samples).count >= 60 })
+        #expect(PublishCommandTests.batches(subscriber).flatMap(\.samples).count == 60, "60 s at 1 Hz")
+        try await broker.stop()
+    }
+}

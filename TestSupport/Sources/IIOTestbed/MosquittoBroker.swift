@@ -29,6 +29,17 @@ public final class MosquittoBroker: @unchecked Sendable {
         try configuration.write(toFile: folder + "/mosquitto.conf", atomically: true, encoding: .utf8)
     }
 
+    /// Makes the broker accept only `user` with `password` (`mosquitto_passwd`); call before ``start()``.
+    public func requirePassword(user: String, password: String) async throws {
+        let file = folder + "/passwords"
+        let (status, output) = try await Process.output(
+            of: "/usr/bin/mosquitto_passwd", ["-c", "-b", file, user, password], mergingStandardError: true)
+        guard status == 0 else { throw TestbedError("mosquitto_passwd failed: \(output)") }
+        let configuration = try String(contentsOfFile: folder + "/mosquitto.conf", encoding: .utf8)
+            .replacingOccurrences(of: "allow_anonymous true", with: "allow_anonymous false\npassword_file \(file)")
+        try configuration.write(toFile: folder + "/mosquitto.conf", atomically: true, encoding: .utf8)
+    }
+
     /// Starts the broker and waits (at most 10 s) until it listens.
     public func start() async throws {
         let child = try ChildProcess("/usr/sbin/mosquitto", ["-c", folder + "/mosquitto.conf"], environment: [:])
