@@ -9,13 +9,14 @@
 #          groff (man page check), librsvg2-bin (rsvg-convert renders `motionctl plot`'s SVG), and for motiond's tests dbus-daemon, systemd (busctl, systemd-analyze) and
 #          libglib2.0-bin (gdbus), python3-dbusmock (polkit's stand-in); for iio-sensor-proxy's own integration
 #          suite (Scripts/check-sensor-proxy-suite.sh) python3-dbus, python3-gi, gir1.2-umockdev-1.0, python3-psutil;
-#          for the MQTT publisher's tests the mosquitto broker and mosquitto-clients (mosquitto_sub)
+#          for the MQTT publisher's tests the mosquitto broker, mosquitto-clients (mosquitto_sub) and openssl (a
+#          test CA for TLS)
 # Exit status: 0 when everything is installed, 69 when packages are missing and cannot be installed here.
 set -euo pipefail
 
 build=(libiio-dev libudev-dev libsystemd-dev libmosquitto-dev pkg-config)
 test=(umockdev libumockdev-dev iio-sensor-proxy libiio-utils groff-base librsvg2-bin dbus-daemon systemd libglib2.0-bin python3-dbusmock
-    python3-dbus python3-gi gir1.2-umockdev-1.0 python3-psutil mosquitto mosquitto-clients)
+    python3-dbus python3-gi gir1.2-umockdev-1.0 python3-psutil mosquitto mosquitto-clients openssl)
 case "${1:-build}" in
     build) packages=("${build[@]}") ;;
     test) packages=("${build[@]}" "${test[@]}") ;;

@@ -109,10 +109,12 @@ final class MQTTConnection {
                 try check(mosquitto_username_pw_set(handle, username, options.password), "set the user name")
             }
             if options.tls {
+                // Without a CA file, the system's CA certificates (Debian's /etc/ssl/certs).
                 try check(
-                    mosquitto_tls_set(handle, options.caFile, nil, options.certificateFile, options.keyFile, nil),
+                    mosquitto_tls_set(
+                        handle, options.caFile, options.caFile == nil ? "/etc/ssl/certs" : nil, options.certificateFile,
+                        options.keyFile, nil),
                     "set up TLS (check the CA, certificate and key files)")
-                if options.caFile == nil { try check(mosquitto_int_option(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "use the system's CA certificates") }
             }
             if let will = options.will {
                 let code = will.payload.withUnsafeBytes { bytes in
@@ -173,6 +175,20 @@ final class MQTTConnection {
         let taken = events.list
         events.list.removeAll()
         return (taken, code == MOSQ_ERR_SUCCESS.rawValue ? nil : Self.describe(code))
+    }
+
+    /// Why the connection attempt failed, when it has: no socket left, or a socket the peer hung up or that has an
+    /// error. libmosquitto does not notice a refused connection while it makes a TLS connection (it waits for a
+    /// handshake that never comes); this does.
+    var connectionFailure: String? {
+        let socket = mosquitto_socket(handle)
+        guard socket >= 0 else { return "the connection failed" }
+        var check = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+        guard poll(&check, 1, 0) == 1, check.revents & Int16(POLLHUP | POLLERR) != 0 else { return nil }
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        _ = getsockopt(socket, SOL_SOCKET, SO_ERROR, &error, &length)
+        return error != 0 ? String(cString: strerror(error)) : "the connection was refused or cut"
     }
 
     /// Says goodbye (the broker then does not publish the last will).

@@ -192,7 +192,15 @@ package final class MQTTPublisher: Sendable {
                     control.withLock { $0.acknowledged += count }
                 }
             }
-            if let lost, case .connected = state { retry("the connection to \(options.host):\(options.port) was lost (\(lost))") }
+            if let lost {
+                switch state {
+                case .connected: retry("the connection to \(options.host):\(options.port) was lost (\(lost))")
+                case .connecting: retry("cannot connect to \(options.host):\(options.port): \(lost)")
+                case .waiting: break
+                }
+            } else if case .connecting = state, let failure = connection.connectionFailure {
+                retry("cannot connect to \(options.host):\(options.port): \(failure)")
+            }
             guard case .connected = state else { continue }
             let room = Self.window - sent.count
             guard room > 0 else { continue }

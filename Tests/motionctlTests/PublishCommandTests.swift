@@ -136,3 +136,34 @@ struct PublishCredentialsTests {
         try await broker.stop()
     }
 }
+
+/// `mqtts://` against a broker with a certificate from a test CA: verified with `--ca-file`, refused without it.
+@Suite(.serialized, .requires(.mosquitto))
+struct PublishTLSTests {
+    @Test func theBrokerIsVerifiedWithTheGivenCA() async throws {
+        let broker = try MosquittoBroker()
+        let ca = try await broker.requireTLS()
+        try await broker.start()
+        let folder = try PublishCommandTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let target = ["--broker", "mqtts://127.0.0.1:\(broker.port)", "--topic", "test", "--spool", folder + "/spool"]
+        // Without the CA (the system's CAs do not know it): no connection, the data kept.
+        let unverified = try await Motionctl.run(
+            ["publish", "--trace", PublishCommandTests.excerpt, "--speed", "max", "--interval", "1", "--drain-timeout", "2"]
+                + target)
+        #expect(unverified.status == 74, "\(unverified.stderr)")
+        #expect(unverified.stderr.contains("bytes wait in"), "\(unverified.stderr)")
+        #expect(unverified.stderr.contains("TLS error"), "the reason is named: \(unverified.stderr)")
+
+        let subscriber = try ChildProcess(
+            "/usr/bin/mosquitto_sub",
+            ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", "test/#", "-q", "1", "--cafile", ca, "-v"], environment: [:])
+        defer { subscriber.stop() }
+        try await Task.sleep(for: .milliseconds(500))
+        let verified = try await Motionctl.run(["publish", "--ca-file", ca] + target)
+        #expect(verified.status == 0, "\(verified.stderr)")
+        #expect(try await subscriber.wait(timeout: 10) { _ in PublishCommandTests.batches(subscriber).flatMap(\.samples).count >= 60 })
+        #expect(PublishCommandTests.batches(subscriber).flatMap(\.samples).count == 60, "\(subscriber.text.prefix(300))")
+        try await broker.stop()
+    }
+}

@@ -25,7 +25,7 @@ public final class MosquittoBroker: @unchecked Sendable {
             persistence true
             persistence_location \(folder)/
             autosave_interval 1
-            """
+            """ + (getuid() == 0 ? "\nuser root" : "")  // as root, mosquitto would become user mosquitto: no access to this folder
         try configuration.write(toFile: folder + "/mosquitto.conf", atomically: true, encoding: .utf8)
     }
 
@@ -38,6 +38,30 @@ public final class MosquittoBroker: @unchecked Sendable {
         let configuration = try String(contentsOfFile: folder + "/mosquitto.conf", encoding: .utf8)
             .replacingOccurrences(of: "allow_anonymous true", with: "allow_anonymous false\npassword_file \(file)")
         try configuration.write(toFile: folder + "/mosquitto.conf", atomically: true, encoding: .utf8)
+    }
+
+    /// Makes the broker speak TLS only, with a certificate for 127.0.0.1 from a CA made here (`openssl`); returns the
+    /// CA's certificate file, which clients verify the broker with. Call before ``start()``.
+    public func requireTLS() async throws -> String {
+        let ca = folder + "/ca"
+        let server = folder + "/server"
+        let steps: [[String]] = [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca + ".key", "-out", ca + ".crt", "-days", "2",
+             "-subj", "/CN=swift-motion test CA"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", server + ".key", "-out", server + ".csr",
+             "-subj", "/CN=127.0.0.1"],
+            ["x509", "-req", "-in", server + ".csr", "-CA", ca + ".crt", "-CAkey", ca + ".key", "-CAcreateserial",
+             "-out", server + ".crt", "-days", "2", "-extfile", server + ".ext"],
+        ]
+        try "subjectAltName=IP:127.0.0.1\n".write(toFile: server + ".ext", atomically: true, encoding: .utf8)
+        for step in steps {
+            let (status, output) = try await Process.output(of: "/usr/bin/openssl", step, mergingStandardError: true)
+            guard status == 0 else { throw TestbedError("openssl \(step[0]) failed: \(output)") }
+        }
+        let configuration = try String(contentsOfFile: folder + "/mosquitto.conf", encoding: .utf8)
+            + "\ncafile \(ca).crt\ncertfile \(server).crt\nkeyfile \(server).key\n"
+        try configuration.write(toFile: folder + "/mosquitto.conf", atomically: true, encoding: .utf8)
+        return ca + ".crt"
     }
 
     /// Starts the broker and waits (at most 10 s) until it listens.
