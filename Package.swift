@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "MotionMQTT",
             dependencies: [
-                "MotionCore", "MotionStore", "MotionSystem", "CMosquitto",
+                "MotionCore", "MotionStore", "MotionSystem", "MotionTrace", "CMosquitto",
                 .product(name: "DequeModule", package: "swift-collections"),
             ]),
         // Linux IIO devices through libiio and libudev, and the device source.
@@ -97,13 +97,13 @@ let package = Package(
         .target(
             name: "MotionService",
             dependencies: [
-                "Motion", "MotionAlgorithms", "MotionCore", "MotionDBus", "MotionIIO", "MotionProtocol", "MotionStore",
-                "MotionSystem", "MotionTrace", .product(name: "DequeModule", package: "swift-collections"),
+                "Motion", "MotionAlgorithms", "MotionCore", "MotionDBus", "MotionIIO", "MotionMQTT", "MotionProtocol",
+                "MotionStore", "MotionSystem", "MotionTrace", .product(name: "DequeModule", package: "swift-collections"),
             ]),
         .executableTarget(
             name: "motiond",
             dependencies: [
-                "MotionCore", "MotionIIO", "MotionService", "MotionStore", "MotionCommandLine",
+                "MotionCore", "MotionIIO", "MotionMQTT", "MotionService", "MotionStore", "MotionCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

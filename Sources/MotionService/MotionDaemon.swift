@@ -40,14 +40,18 @@ package struct ServiceConfiguration: Sendable {
     package var limits: ServiceLimits
     /// The history to record (`--history DIR`), or `nil` for none (`Docs/History.md`).
     package var history: HistoryConfiguration?
+    /// What to publish to an MQTT broker (`--publish-broker URL`), or `nil` for nothing.
+    package var publish: PublishConfiguration?
 
     package init(
         device: String = "auto", includeBase: Bool = false, orientationRules: OrientationRules = .swiftMotion,
         stateDirectory: String? = nil, replace: Bool = false, claimTimeout: Double = 10,
         highRateGroup: String = "motion", polkit: PolkitUse = .auto, batchDuration: Double = 0.05,
-        lowLatency: Bool = true, limits: ServiceLimits = ServiceLimits(), history: HistoryConfiguration? = nil
+        lowLatency: Bool = true, limits: ServiceLimits = ServiceLimits(), history: HistoryConfiguration? = nil,
+        publish: PublishConfiguration? = nil
     ) {
         self.history = history
+        self.publish = publish
         self.limits = limits
         self.lowLatency = lowLatency
         self.highRateGroup = highRateGroup
@@ -124,10 +128,15 @@ package enum MotionDaemon {
         if let historyConfiguration = configuration.history {
             history = try HistoryRecorder(historyConfiguration, manager: manager, log: log)
         }
+        var publisher: ServicePublisher?
         let loop: DBusEventLoop
         do throws(MotionError) {
+            if let publishConfiguration = configuration.publish {
+                publisher = try ServicePublisher(publishConfiguration, manager: manager, log: log)
+            }
             loop = try DBusEventLoop()
         } catch {
+            await publisher?.stop()
             await history?.stop()
             throw error
         }
@@ -168,6 +177,7 @@ package enum MotionDaemon {
                 return LoopBound(Services(connection: connection, proxy: proxy, motion: motion), loop: loop)
             }
         } catch {
+            await publisher?.stop()
             await history?.stop()
             throw error
         }
@@ -201,6 +211,7 @@ package enum MotionDaemon {
         await loop.wait()
         let busLost = !stopping.withLock { $0 }
         if busLost { log("the D-Bus connection was lost: stopping") }
+        await publisher?.stop()
         await history?.stop()
         await manager.stopAllUpdates()
         if let path = configuration.calibrationPath, let state = manager.calibration {

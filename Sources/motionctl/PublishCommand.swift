@@ -74,8 +74,6 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(help: "The client key file (with --cert-file).", completion: .file())
     var keyFile: String?
 
-    static let maximumRecordsPerMessage = 500
-
     func validate() throws {
         if !input.chosen().isEmpty { try input.validate() }
         guard !topic.isEmpty, !topic.contains("#"), !topic.contains("+"), topic.utf8.count <= 1024 else {
@@ -106,25 +104,26 @@ struct PublishCommand: AsyncParsableCommand {
     }
 
     private func publish() async throws(MotionError) {
-        let host = Self.hostName()
+        let host = MQTTTopics.hostName()
         var options = try MQTTOptions(url: broker, clientID: clientID ?? "motionctl-\(host)-\(getpid())")
         options.username = username
-        options.password = try passwordFile.map(Self.readPassword)
+        options.password = try passwordFile.map(PasswordFile.read)
         options.caFile = caFile
         options.certificateFile = certFile
         options.keyFile = keyFile
         let outbox = try MessageSpool(directory: spool, maximumBytes: spoolSize)
         let publisher = MQTTPublisher(
-            spool: outbox, options: options, statusTopic: "\(topic)/\(host)/status",
+            spool: outbox, options: options, statusTopic: MQTTTopics.status(prefix: topic, host: host),
             log: { printToStandardError("motionctl: \($0)") })
         try publisher.start()
         let inputs = input.chosen()
         var stopped = false
         if !inputs.isEmpty {
-            let name = input.service ? "service" : input.live.device.map(Self.topicLevel) ?? "trace"
-            let batcher = Batcher(
-                spool: outbox, topic: "\(topic)/\(host)/\(name)/samples",
-                stream: "\(host)-\(getpid())-\(clockNanoseconds(CLOCK_REALTIME))", seconds: messageSeconds)
+            let name = input.service ? "service" : input.live.device.map(MQTTTopics.level) ?? "trace"
+            let batcher = SampleBatcher(
+                spool: outbox, topic: MQTTTopics.samples(prefix: topic, host: host, input: name),
+                stream: SampleBatcher.streamID(host: host),
+                seconds: messageSeconds)
             do throws(MotionError) {
                 try await input.withSource { source throws(MotionError) in
                     let wanted = sensors.flatMap(SensorSet.init(shortNames:)) ?? .all
@@ -176,84 +175,5 @@ struct PublishCommand: AsyncParsableCommand {
         await publisher.stop(drain: true)
         watcher.cancel()
         return !publisher.stoppedEarly
-    }
-
-    /// A topic level from a device selector: letters, digits, '-', '_' and '.', the rest as '_'.
-    static func topicLevel(_ name: String) -> String {
-        String(name.map { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) ? $0 : "_" })
-    }
-
-    static func hostName() -> String {
-        var buffer = [UInt8](repeating: 0, count: 256)
-        let status = buffer.withUnsafeMutableBufferPointer { bytes in
-            bytes.withMemoryRebound(to: CChar.self) { gethostname($0.baseAddress!, 255) }
-        }
-        guard status == 0 else { return "localhost" }
-        return topicLevel(String(decoding: buffer.prefix(while: { $0 != 0 }), as: UTF8.self))
-    }
-
-    /// The first line of a password file (at most 4 KiB).
-    static func readPassword(_ path: String) throws(MotionError) -> String {
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let error = SystemErrno.current()
-            throw MotionError(
-                error.isPermissionDenied ? .permissionDenied : .noInput, "cannot read the password file: \(error.text)",
-                at: .init(file: path), underlying: error)
-        }
-        defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: 4097)
-        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        guard count >= 0, count <= 4096 else {
-            throw MotionError(.invalidArgument, "the password file must be a file of at most 4096 bytes", at: .init(file: path))
-        }
-        let text = String(decoding: bytes[..<count], as: UTF8.self)
-        return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
-    }
-}
-
-/// Gathers samples into messages (a header object, then the samples as JSON Lines) and writes each to the spool.
-private final class Batcher {
-    let spool: MessageSpool
-    let topic: String
-    let stream: String
-    let seconds: Double
-    private var pending: [MotionSample] = []
-    private var sequence = 0
-    private(set) var refused = 0
-    private(set) var refusedRecords = 0
-
-    init(spool: MessageSpool, topic: String, stream: String, seconds: Double) {
-        self.spool = spool
-        self.topic = topic
-        self.stream = stream
-        self.seconds = seconds
-    }
-
-    func add(_ sample: MotionSample) throws(MotionError) {
-        if let first = pending.first,
-            sample.timestamp - first.timestamp >= seconds || pending.count >= PublishCommand.maximumRecordsPerMessage
-        {
-            try send()
-        }
-        pending.append(sample)
-    }
-
-    func finish() throws(MotionError) {
-        if !pending.isEmpty { try send() }
-    }
-
-    private func send() throws(MotionError) {
-        let writer = TraceWriter(format: .jsonl, sensors: .all)
-        for sample in pending { try writer.write(sample) }
-        let header = "{\"type\":\"batch\",\"stream\":\(JSONString.quoted(stream)),\"seq\":\(sequence),\"records\":\(pending.count)}\n"
-        let bytes = Array(header.utf8) + writer.takeWrittenBytes()
-        if try spool.append(topic: topic, bytes: bytes) {
-            sequence += 1
-        } else {
-            refused += 1
-            refusedRecords += pending.count
-        }
-        pending.removeAll(keepingCapacity: true)
     }
 }

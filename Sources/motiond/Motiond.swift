@@ -1,6 +1,7 @@
 import ArgumentParser
 import MotionCore
 import MotionIIO
+import MotionMQTT
 import MotionService
 import MotionStore
 
@@ -89,6 +90,53 @@ struct Motiond: ParsableCommand, Sendable {
     @Option(help: "Bytes the history may take on disk at most (whole segments go, oldest first; at least 8388608).")
     var historyMaxSize = MotionStore.Configuration().maximumBytes
 
+    @Option(help: "Publish the samples to this MQTT broker: mqtt://HOST[:PORT] or mqtts://HOST[:PORT] (Docs/History.md, \"Publishing\"). Needs --publish-spool.")
+    var publishBroker: String?
+
+    @Option(help: "The topic prefix: samples on PREFIX/HOST/motiond/samples, the status on PREFIX/HOST/status.")
+    var publishTopic = "motion"
+
+    @Option(help: "The publisher's spool (its outbox), an absolute path; created when missing.", completion: .directory)
+    var publishSpool: String?
+
+    @Option(help: "The most bytes waiting in the spool (at least 8388608).")
+    var publishSpoolSize = 1 << 30
+
+    @Option(help: "Seconds between published samples: 0.001 to 10.")
+    var publishInterval = 0.02
+
+    @Option(help: "The sensors published: a comma-separated list of accel, gyro, mag.")
+    var publishSensors = "accel"
+
+    @Option(help: "The user name for the broker.")
+    var publishUsername: String?
+
+    @Option(help: "A file holding the broker's password (its first line).", completion: .file())
+    var publishPasswordFile: String?
+
+    @Option(help: "The CA certificate file that verifies the broker (mqtts://; default: the system's).", completion: .file())
+    var publishCaFile: String?
+
+    @Option(help: "The client certificate and key files, for a broker that asks for them.", completion: .file())
+    var publishCertFile: String?
+
+    @Option(help: "The client key file (with --publish-cert-file).", completion: .file())
+    var publishKeyFile: String?
+
+    /// What `--publish-broker` and its options ask for, or `nil` without it.
+    func publishConfiguration() throws -> PublishConfiguration? {
+        guard let publishBroker, let publishSpool, let sensors = SensorSet(shortNames: publishSensors) else { return nil }
+        var options = try MQTTOptions(url: publishBroker, clientID: "motiond-\(MQTTTopics.hostName())")
+        options.username = publishUsername
+        options.password = try publishPasswordFile.map(PasswordFile.read)
+        options.caFile = publishCaFile
+        options.certificateFile = publishCertFile
+        options.keyFile = publishKeyFile
+        return PublishConfiguration(
+            options: options, topic: publishTopic, spool: publishSpool, spoolSize: publishSpoolSize,
+            interval: publishInterval, sensors: sensors)
+    }
+
     /// What `--history` and its options ask for, or `nil` without `--history`.
     var historyConfiguration: HistoryConfiguration? {
         guard let history, let sensors = SensorSet(shortNames: historySensors) else { return nil }
@@ -152,6 +200,30 @@ struct Motiond: ParsableCommand, Sendable {
             throw ValidationError(
                 "--history-max-size must be at least \(2 * MotionStore.Configuration().segmentBytes) bytes (two segments), not \(historyMaxSize)")
         }
+        if publishBroker != nil {
+            guard let publishSpool, publishSpool.hasPrefix("/") else {
+                throw ValidationError("--publish-broker needs --publish-spool, an absolute path")
+            }
+            _ = try MQTTOptions(url: publishBroker!, clientID: "check")
+            guard !publishTopic.isEmpty, !publishTopic.contains("#"), !publishTopic.contains("+") else {
+                throw ValidationError("--publish-topic must be a topic prefix without wildcards (# +), not '\(publishTopic)'")
+            }
+            guard publishSpoolSize >= 8 << 20 else {
+                throw ValidationError("--publish-spool-size must be at least 8388608 bytes, not \(publishSpoolSize)")
+            }
+            guard publishInterval >= 0.001, publishInterval <= 10 else {
+                throw ValidationError("--publish-interval must be from 0.001 to 10 seconds, not \(publishInterval)")
+            }
+            guard SensorSet(shortNames: publishSensors) != nil else {
+                throw ValidationError("--publish-sensors must list accel, gyro or mag (comma-separated), not '\(publishSensors)'")
+            }
+            if (publishCertFile == nil) != (publishKeyFile == nil) {
+                throw ValidationError("give --publish-cert-file and --publish-key-file together")
+            }
+            if publishPasswordFile != nil && publishUsername == nil {
+                throw ValidationError("--publish-password-file needs --publish-username")
+            }
+        }
         if let stateDirectory, !stateDirectory.hasPrefix("/") {
             throw ValidationError("--state-directory must be an absolute path (starting with '/'), not '\(stateDirectory)'")
         }
@@ -164,7 +236,7 @@ struct Motiond: ParsableCommand, Sendable {
             device: device, includeBase: includeBase, orientationRules: orientationRules,
             stateDirectory: directory?.split(separator: ":").first.map(String.init), replace: replace,
             claimTimeout: claimTimeout, highRateGroup: highRateGroup, polkit: polkit, batchDuration: batchDuration,
-            lowLatency: lowLatency, limits: limits, history: historyConfiguration)
+            lowLatency: lowLatency, limits: limits, history: historyConfiguration, publish: try publishConfiguration())
         do {
             try await MotionDaemon.run(configuration) { line in Self.log(line) }
         } catch {
