@@ -39,6 +39,8 @@ package final class MQTTPublisher: Sendable {
     private struct Control {
         var stop = false
         var drain = false
+        /// Stop at once, whatever a drain asked: set by ``requestStop()``, never undone.
+        var abandon = false
         var acknowledged = 0
         var connected = false
         var lastProblem: String?
@@ -104,7 +106,7 @@ package final class MQTTPublisher: Sendable {
     package func requestStop() {
         control.withLock {
             $0.stop = true
-            $0.drain = false
+            $0.abandon = true
         }
     }
 
@@ -133,7 +135,7 @@ package final class MQTTPublisher: Sendable {
             next = nil
         }
         running: while true {
-            let (stop, drain) = control.withLock { ($0.stop, $0.drain) }
+            let (stop, drain) = control.withLock { ($0.stop, $0.drain && !$0.abandon) }
             if stop && !drain { break }
             let now = monotonicNanoseconds()
             switch state {

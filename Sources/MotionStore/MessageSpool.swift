@@ -54,6 +54,8 @@ package final class MessageSpool: Sendable {
         var cursor: Position
         /// Bytes of the segments from the cursor's on, about what waits.
         var pendingBytes = 0
+        /// The size of the newest segment: where the next message goes.
+        var endOffset = 0
         var refused = 0
         var lastCursorWrite: UInt64 = 0
         var cursorDirty = false
@@ -86,6 +88,7 @@ package final class MessageSpool: Sendable {
         if cursor < first { cursor = first }  // its segment was removed: everything before was acknowledged
         var state = State(lock: lock, cursor: cursor)
         state.segmentSequence = (segments.last?.sequence ?? 0)
+        state.endOffset = segments.last?.size ?? 0
         state.pendingBytes = segments.filter { $0.sequence >= cursor.segment }.reduce(0) { $0 + $1.size }
         self.state = LockedState(state)
     }
@@ -135,6 +138,7 @@ package final class MessageSpool: Sendable {
                     at: .init(file: directory), underlying: failure)
             }
             state.segmentSize += frame.count
+            state.endOffset = state.segmentSize
             state.pendingBytes += frame.count
             return true
         }
@@ -155,6 +159,7 @@ package final class MessageSpool: Sendable {
         }
         state.segmentSequence = sequence
         state.segmentSize = 0
+        state.endOffset = 0
         StoreDirectory.syncDirectory(directory)
     }
 
@@ -178,14 +183,16 @@ package final class MessageSpool: Sendable {
                     .ioFailure, "cannot read the spool: \(error.text)", at: .init(file: path), underlying: error)
             }
             var stop = false
+            var scanned = 0  // how far the scan went in `bytes`
             bytes.withUnsafeBytes { buffer in
-                for item in FrameScan.items(buffer) {
+                for item in FrameScan.items(buffer, maximumFrames: limit - messages.count + 1) {
                     if messages.count >= limit {
                         stop = true
                         return
                     }
                     switch item {
                     case .frame(.message, let payload):
+                        scanned = payload.upperBound
                         guard case .success(let message) = FrameScan.message(.init(rebasing: buffer[payload])) else {
                             skipped += 1
                             continue
@@ -195,18 +202,26 @@ package final class MessageSpool: Sendable {
                             offset: position.offset + payload.lowerBound - StoreFormat.frameHeaderSize)
                         let next = Position(segment: position.segment, offset: position.offset + payload.upperBound)
                         messages.append(Message(position: start, next: next, topic: message.topic, bytes: message.bytes))
-                    case .frame:
+                    case .frame(_, let payload):
+                        scanned = payload.upperBound
                         skipped += 1
                     case .damage(let range, let reason):
                         if position.segment == newest && range.upperBound == buffer.count && reason == FrameScan.cutShort {
                             stop = true  // a write in progress: read at a later call
                             return
                         }
+                        scanned = range.upperBound
                         skipped += 1
                     }
                 }
             }
-            if stop || position.segment == newest { break }
+            if stop { break }
+            if scanned < bytes.count {
+                // The scan stopped at its frame limit on frames that were not messages: go on from there.
+                position = Position(segment: position.segment, offset: position.offset + scanned)
+                continue
+            }
+            if position.segment == newest { break }
             position = Position(segment: position.segment + 1, offset: 0)
         }
         return messages
@@ -239,10 +254,13 @@ package final class MessageSpool: Sendable {
         }
     }
 
-    /// Whether every message written has been acknowledged.
+    /// Whether every message written has been acknowledged: the cursor is at the spool's end (the end of the newest
+    /// segment). A spool whose last frames are damaged never is; a sender that finds no message to send is done.
     package var isDrained: Bool {
-        var skipped = 0
-        return ((try? messages(limit: 1, skipped: &skipped)) ?? []).isEmpty
+        state.withLock { state in
+            state.cursor.segment > state.segmentSequence
+                || (state.cursor.segment == state.segmentSequence && state.cursor.offset >= state.endOffset)
+        }
     }
 
     /// Writes the cursor and flushes the segment being written.

@@ -127,12 +127,14 @@ package struct FrameScan {
 
     /// Splits `bytes` into frames and damaged ranges. After a damaged frame the scan looks for the next magic at
     /// which a whole frame checks, so one damaged frame costs only itself.
-    package static func items(_ bytes: UnsafeRawBufferPointer) -> [Item] {
+    /// With `maximumFrames`, the scan stops after that many frames: what follows them is not looked at.
+    package static func items(_ bytes: UnsafeRawBufferPointer, maximumFrames: Int = .max) -> [Item] {
         var items: [Item] = []
         var offset = 0
         var damageStart: Int?
         var damageReason = ""
-        while offset < bytes.count {
+        var frames = 0
+        while offset < bytes.count && frames < maximumFrames {
             switch frame(in: bytes, at: offset) {
             case .success(let (kind, payload)):
                 if let start = damageStart {
@@ -140,6 +142,7 @@ package struct FrameScan {
                     damageStart = nil
                 }
                 items.append(.frame(kind, payload))
+                frames += 1
                 offset = payload.upperBound
             case .failure(let reason):
                 if damageStart == nil {
@@ -149,7 +152,7 @@ package struct FrameScan {
                 offset = nextMagic(in: bytes, after: offset) ?? bytes.count
             }
         }
-        if let start = damageStart { items.append(.damage(start..<bytes.count, damageReason)) }
+        if let start = damageStart { items.append(.damage(start..<offset, damageReason)) }
         return items
     }
 
