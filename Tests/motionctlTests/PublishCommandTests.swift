@@ -58,6 +58,19 @@ struct PublishCommandTests {
         try await broker.stop()
     }
 
+    /// No broker and no time to wait: the command ends at once with the data in the spool (it once waited for ever,
+    /// its drain undoing the stop).
+    @Test(.timeLimit(.minutes(1))) func aZeroDrainTimeoutEndsAtOnce() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try await Motionctl.run([
+            "publish", "--trace", Self.excerpt, "--speed", "max", "--interval", "1", "--drain-timeout", "0",
+            "--broker", "mqtt://127.0.0.1:\(MosquittoBroker.freePort())", "--topic", "test", "--spool", folder + "/spool",
+        ])
+        #expect(result.status == 74, "\(result.stderr)")
+        #expect(result.stderr.contains("within 0.0 s") && result.stderr.contains("bytes wait in"), "\(result.stderr)")
+    }
+
     @Test func anOutageAndASIGKILLLoseNothing() async throws {
         let broker = try MosquittoBroker()
         let folder = try Self.folder()
