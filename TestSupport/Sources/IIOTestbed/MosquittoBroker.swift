@@ -66,20 +66,27 @@ public final class MosquittoBroker: @unchecked Sendable {
 
     /// Starts the broker and waits (at most 10 s) until it listens.
     public func start() async throws {
-        let child = try ChildProcess("/usr/sbin/mosquitto", ["-c", folder + "/mosquitto.conf"], environment: [:])
+        // Through a launcher that unblocks every signal first: a child of the test runner starts with SIGTERM
+        // blocked (the mask is inherited), and mosquitto would then not stop on it, nor save its persistence.
+        let child = try ChildProcess(
+            "/usr/bin/python3",
+            ["-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, set()); os.execv(sys.argv[1], sys.argv[1:])",
+             "/usr/sbin/mosquitto", "-c", folder + "/mosquitto.conf"],
+            environment: [:])
         process = child
         guard try await child.wait(timeout: 10, until: { _ in Self.listens(self.port) }) else {
             throw TestbedError("mosquitto did not listen on \(port) within 10 s: \(child.text)")
         }
     }
 
-    /// Stops the broker (SIGTERM: it saves its persistence) and waits for it.
+    /// Stops the broker (SIGTERM: it saves its persistence) and waits for it (at most 10 s, then SIGKILL).
     public func stop() async throws {
         guard let process else { return }
         process.send(SIGTERM)
-        _ = try await process.waitForExit(timeout: 10)
+        let status = try await process.waitForExit(timeout: 10)
         process.stop()
         self.process = nil
+        guard status != nil else { throw TestbedError("mosquitto did not stop within 10 s of SIGTERM: \(process.text)") }
     }
 
     deinit {
