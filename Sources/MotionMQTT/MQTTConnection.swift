@@ -60,6 +60,20 @@ package struct MQTTOptions: Sendable {
         self.init(host: String(host), port: port, clientID: clientID)
         self.tls = tls
     }
+
+    /// The options a command line gives (`motionctl publish`, `motiond --publish-…`): the broker's URL, the
+    /// credentials with the password read from its file (``PasswordFile``), and the TLS files.
+    package init(
+        url: String, clientID: String, username: String?, passwordFile: String?, caFile: String?,
+        certificateFile: String?, keyFile: String?
+    ) throws(MotionError) {
+        try self.init(url: url, clientID: clientID)
+        self.username = username
+        password = try passwordFile.map(PasswordFile.read)
+        self.caFile = caFile
+        self.certificateFile = certificateFile
+        self.keyFile = keyFile
+    }
 }
 
 /// One connection to an MQTT broker through libmosquitto, confined to one thread: every call, and the callbacks

@@ -46,18 +46,15 @@ final class HistoryQuery: Sendable {
     static func start(
         _ request: Request, owner: String, user: UInt32, ended: @escaping @Sendable (HistoryQuery, String) -> Void
     ) throws(SystemErrno) -> (HistoryQuery, Int32) {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw SystemErrno.current() }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
-        let query = HistoryQuery(owner: owner, user: user, descriptor: ends[1])
+        let (readEnd, writeEnd) = try ClientPipe.make()
+        let query = HistoryQuery(owner: owner, user: user, descriptor: writeEnd)
         Task(executorPreference: query.thread) {
             let reason = query.write(request)
             _ = Glibc.close(query.descriptor)
             query.thread.stop()
             ended(query, reason)
         }
-        return (query, ends[0])
+        return (query, readEnd)
     }
 
     /// Ends the query at its next write or wait.
@@ -78,13 +75,17 @@ final class HistoryQuery: Sendable {
             var reader = try StoreReader(directory: request.directory, from: request.start, through: request.end)
             var reported = 0
             var last = request.start.isFinite ? request.start : 0
-            while let batch = try reader.next() {
+            // Damage found since the last report, as `damaged` events.
+            func reportDamage() throws(MotionError) {
                 for damage in reader.damage.dropFirst(reported) {
                     try writer.writeEvent(
                         type: "damaged", timestamp: last,
                         fields: [("file", .string(damage.file)), ("reason", .string(damage.description))])
                 }
                 reported = reader.damage.count
+            }
+            while let batch = try reader.next() {
+                try reportDamage()
                 for stored in batch.samples {
                     var sample = stored.restricted(to: request.sensors)
                     sample.timestamp += batch.clockOffset
@@ -95,11 +96,7 @@ final class HistoryQuery: Sendable {
                 }
                 if let failure = send(writer) { return failure }
             }
-            for damage in reader.damage.dropFirst(reported) {
-                try writer.writeEvent(
-                    type: "damaged", timestamp: last,
-                    fields: [("file", .string(damage.file)), ("reason", .string(damage.description))])
-            }
+            try reportDamage()
             try writer.flush()
         } catch {
             // The client learns why from an `error` event, then the end of the pipe.
@@ -112,29 +109,26 @@ final class HistoryQuery: Sendable {
     /// Sends what the writer holds, waiting for the client to read; returns why the query must end, if it must.
     private func send(_ writer: TraceWriter) -> String? {
         writer.withTakenBytes { bytes -> String? in
+            guard !bytes.isEmpty else { return nil }
             var offset = 0
             var lastProgress = monotonicNanoseconds()
-            while offset < bytes.count {
-                if isCancelled { return "the service is stopping" }
-                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written > 0 {
-                    offset += written
-                    lastProgress = monotonicNanoseconds()
-                    continue
-                }
-                switch errno {
-                case EINTR: continue
-                case EAGAIN:
+            while !isCancelled {
+                switch ClientPipe.send(.init(rebasing: bytes[offset...]), to: descriptor) {
+                case .all:
+                    return nil
+                case .full(let taken):
+                    offset += taken
+                    if taken > 0 { lastProgress = monotonicNanoseconds() }
                     if monotonicNanoseconds() - lastProgress > nanoseconds(clamping: Self.stallLimit) {
                         return "the client read nothing for \(Int(Self.stallLimit)) s"
                     }
                     var wait = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
                     _ = poll(&wait, 1, 500)  // at most half a second, to see a cancellation
-                case EPIPE: return "the client closed its end"
-                default: return "write failed: \(SystemErrno(errno))"
+                case .failed(let reason):
+                    return reason
                 }
             }
-            return nil
+            return "the service is stopping"
         }
     }
 }

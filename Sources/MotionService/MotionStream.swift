@@ -105,16 +105,12 @@ final class MotionStream: Sendable {
         id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?, rows: SharedRows,
         stepLength: Double
     ) throws(SystemErrno) -> (MotionStream, Int32) {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw SystemErrno.current() }
-        // Close-on-exec set after the fact (Glibc's module lacks pipe2): the service never forks or executes.
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
+        let (readEnd, writeEnd) = try ClientPipe.make()
         return (
             MotionStream(
-                id: id, owner: owner, user: user, request: request, grid: grid, descriptor: ends[1], rows: rows,
+                id: id, owner: owner, user: user, request: request, grid: grid, descriptor: writeEnd, rows: rows,
                 stepLength: stepLength),
-            ends[0]
+            readEnd
         )
     }
 
@@ -261,7 +257,7 @@ final class MotionStream: Sendable {
             state.outbox.removeAll(keepingCapacity: true)
             state.outboxRecords = 0
         }
-        switch state.outbox.withUnsafeBytes({ Self.send($0, to: descriptor) }) {
+        switch state.outbox.withUnsafeBytes({ ClientPipe.send($0, to: descriptor) }) {
         case .all:
             state.delivered += UInt64(records)
             return nil
@@ -300,7 +296,7 @@ final class MotionStream: Sendable {
                     let offset = state.partialOffset
                     let descriptor = self.descriptor
                     let result = state.partial.withUnsafeBytes {
-                        Self.send(.init(rebasing: $0[offset...]), to: descriptor)
+                        ClientPipe.send(.init(rebasing: $0[offset...]), to: descriptor)
                     }
                     switch result {
                     case .all:
@@ -329,33 +325,6 @@ final class MotionStream: Sendable {
                 return
             }
         }
-    }
-
-    private enum SendResult {
-        case all
-        /// The pipe is full after taking this many bytes.
-        case full(Int)
-        case failed(String)
-    }
-
-    /// Writes `bytes` without blocking, as far as the pipe takes them. (`SIGPIPE` is ignored: `MotionDaemon`.)
-    private static func send(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> SendResult {
-        var offset = 0
-        while offset < bytes.count {
-            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if written > 0 {
-                offset += written
-                continue
-            }
-            let code = errno
-            switch code {
-            case EINTR: continue
-            case EAGAIN: return .full(offset)
-            case EPIPE: return .failed("the client closed its end")
-            default: return .failed("write failed: \(SystemErrno(code))")
-            }
-        }
-        return .all
     }
 }
 

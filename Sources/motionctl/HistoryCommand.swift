@@ -128,18 +128,33 @@ struct HistoryCommand: ParsableCommand {
     }
 }
 
-/// Copies `descriptor` to stdout until its end; SIGINT or SIGTERM ends the copy at once.
+/// The longest the motion service's answer may pause, in seconds: the service writes a frame of the store (about
+/// a second of samples) at a time, so a longer silence means it stopped answering.
+private let answerPauseLimit = 60.0
+
+/// Copies `descriptor` to stdout until its end; SIGINT or SIGTERM ends the copy at once, and so does a pause of
+/// ``answerPauseLimit`` (with an error).
 private func copyToEnd(_ descriptor: Int32) throws(MotionError) {
     var buffer = [UInt8](repeating: 0, count: 65_536)
+    var lastData = monotonicNanoseconds()
     while !Interruption.isRequested {
         var waits = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
         if Interruption.wakeDescriptor >= 0 {
             waits.append(pollfd(fd: Interruption.wakeDescriptor, events: Int16(POLLIN), revents: 0))
         }
-        guard poll(&waits, nfds_t(waits.count), -1) >= 0 || errno == EINTR else {
+        guard poll(&waits, nfds_t(waits.count), 1000) >= 0 || errno == EINTR else {
             throw MotionError(.ioFailure, "cannot wait for the motion service's answer", underlying: SystemErrno.current())
         }
-        guard waits[0].revents != 0 else { continue }
+        guard waits[0].revents != 0 else {
+            if monotonicNanoseconds() - lastData > nanoseconds(clamping: answerPauseLimit) {
+                throw MotionError(
+                    .ioFailure,
+                    "the motion service sent nothing of its answer for \(Int(answerPauseLimit)) s; check that it runs "
+                        + "(systemctl status motiond), then ask again")
+            }
+            continue
+        }
+        lastData = monotonicNanoseconds()
         let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
         if count == 0 { return }
         if count < 0 {

@@ -105,12 +105,9 @@ struct PublishCommand: AsyncParsableCommand {
 
     private func publish() async throws(MotionError) {
         let host = MQTTTopics.hostName()
-        var options = try MQTTOptions(url: broker, clientID: clientID ?? "motionctl-\(host)-\(getpid())")
-        options.username = username
-        options.password = try passwordFile.map(PasswordFile.read)
-        options.caFile = caFile
-        options.certificateFile = certFile
-        options.keyFile = keyFile
+        let options = try MQTTOptions(
+            url: broker, clientID: clientID ?? "motionctl-\(host)-\(getpid())", username: username,
+            passwordFile: passwordFile, caFile: caFile, certificateFile: certFile, keyFile: keyFile)
         let outbox = try MessageSpool(directory: spool, maximumBytes: spoolSize)
         let publisher = MQTTPublisher(
             spool: outbox, options: options, statusTopic: MQTTTopics.status(prefix: topic, host: host),
@@ -137,7 +134,6 @@ struct PublishCommand: AsyncParsableCommand {
                 }
                 try batcher.finish()
             } catch {
-                publisher.requestStop()
                 await publisher.stop(drain: false)
                 throw error
             }

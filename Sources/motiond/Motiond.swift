@@ -126,12 +126,10 @@ struct Motiond: ParsableCommand, Sendable {
     /// What `--publish-broker` and its options ask for, or `nil` without it.
     func publishConfiguration() throws -> PublishConfiguration? {
         guard let publishBroker, let publishSpool, let sensors = SensorSet(shortNames: publishSensors) else { return nil }
-        var options = try MQTTOptions(url: publishBroker, clientID: "motiond-\(MQTTTopics.hostName())")
-        options.username = publishUsername
-        options.password = try publishPasswordFile.map(PasswordFile.read)
-        options.caFile = publishCaFile
-        options.certificateFile = publishCertFile
-        options.keyFile = publishKeyFile
+        let options = try MQTTOptions(
+            url: publishBroker, clientID: "motiond-\(MQTTTopics.hostName())", username: publishUsername,
+            passwordFile: publishPasswordFile, caFile: publishCaFile, certificateFile: publishCertFile,
+            keyFile: publishKeyFile)
         return PublishConfiguration(
             options: options, topic: publishTopic, spool: publishSpool, spoolSize: publishSpoolSize,
             interval: publishInterval, sensors: sensors)
