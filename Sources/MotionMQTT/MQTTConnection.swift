@@ -1,5 +1,6 @@
 internal import CMosquitto
 package import MotionCore
+import MotionSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -77,7 +78,7 @@ package struct MQTTOptions: Sendable {
 }
 
 /// One connection to an MQTT broker through libmosquitto, confined to one thread: every call, and the callbacks
-/// (which only record events, returned by ``loop(milliseconds:)``), happen on the thread that made it.
+/// (which only record events, returned by ``wait(for:milliseconds:)``), happen on the thread that made it.
 final class MQTTConnection {
     enum Event: Equatable {
         /// The broker accepted the connection.
@@ -158,7 +159,7 @@ final class MQTTConnection {
         return String(cString: mosquitto_strerror(code))
     }
 
-    /// Starts connecting without blocking; the result comes as an event of ``loop(milliseconds:)``.
+    /// Starts connecting without blocking; the result comes as an event of ``wait(for:milliseconds:)``.
     /// - Returns: Why it could not start (a name that does not resolve, say), or `nil`.
     func connect() -> String? {
         let code =
@@ -182,13 +183,45 @@ final class MQTTConnection {
         return .success(mid)
     }
 
-    /// Runs the network for at most `milliseconds`, and returns the events that came; `lost` is the error when the
-    /// connection is not (or no longer) usable.
-    func loop(milliseconds: Int) -> (events: [Event], lost: String?) {
-        let code = mosquitto_loop(handle, Int32(milliseconds), 1)
+    /// Waits until the broker's socket is ready for what libmosquitto wants (to read, or to write what it queued),
+    /// `wakeup` is signalled, or `milliseconds` pass; then runs libmosquitto's reading, writing and keep-alive, and
+    /// returns the events that came; `lost` is the error when the connection is not (or no longer) usable.
+    ///
+    /// `poll`, not `mosquitto_loop`: that one uses `select`, which refuses descriptors from 1024 on (a service with
+    /// many clients, a fleet in one process).
+    func wait(for wakeup: Wakeup, milliseconds: Int32) -> (events: [Event], lost: String?) {
+        var descriptors = [pollfd(fd: wakeup.descriptor, events: Int16(POLLIN), revents: 0)]
+        let socket = mosquitto_socket(handle)
+        if socket >= 0 {
+            let write = mosquitto_want_write(handle) ? Int16(POLLOUT) : 0
+            descriptors.append(pollfd(fd: socket, events: Int16(POLLIN) | write, revents: 0))
+        }
+        _ = poll(&descriptors, nfds_t(descriptors.count), max(0, milliseconds))
+        if descriptors[0].revents != 0 { wakeup.clear() }
+        var code = MOSQ_ERR_SUCCESS.rawValue
+        if socket >= 0 {
+            let ready = descriptors[1].revents
+            if ready & Int16(POLLIN | POLLHUP | POLLERR) != 0 { code = mosquitto_loop_read(handle, 1) }
+            if code == MOSQ_ERR_SUCCESS.rawValue && ready & Int16(POLLOUT) != 0 { code = mosquitto_loop_write(handle, 1) }
+        }
+        if code == MOSQ_ERR_SUCCESS.rawValue { code = mosquitto_loop_misc(handle) }
         let taken = events.list
         events.list.removeAll()
         return (taken, code == MOSQ_ERR_SUCCESS.rawValue ? nil : Self.describe(code))
+    }
+
+    /// Writes what libmosquitto has queued, for at most `milliseconds`.
+    private func flush(within milliseconds: Int32) {
+        let deadline = monotonicNanoseconds() + UInt64(milliseconds) * 1_000_000
+        while mosquitto_want_write(handle) {
+            let socket = mosquitto_socket(handle)
+            let now = monotonicNanoseconds()
+            guard socket >= 0, now < deadline else { return }
+            var writable = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+            guard poll(&writable, 1, Int32((deadline - now) / 1_000_000) + 1) == 1,
+                mosquitto_loop_write(handle, 1) == MOSQ_ERR_SUCCESS.rawValue
+            else { return }
+        }
     }
 
     /// Why the connection attempt failed, when it has: no socket left, or a socket the peer hung up or that has an
@@ -207,7 +240,8 @@ final class MQTTConnection {
 
     /// Says goodbye (the broker then does not publish the last will).
     func disconnect() {
+        flush(within: 100)
         _ = mosquitto_disconnect(handle)
-        _ = mosquitto_loop(handle, 100, 1)
+        flush(within: 100)
     }
 }

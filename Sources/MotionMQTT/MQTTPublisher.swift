@@ -25,6 +25,10 @@ package final class MQTTPublisher: Sendable {
     package static let longestRetry = 30.0
     /// The longest a connection attempt may take, in seconds.
     package static let connectTimeout = 30.0
+    /// The longest the publisher blocks while connected, in milliseconds: libmosquitto's keep-alive runs then.
+    static let housekeeping: Int32 = 1000
+
+    static func milliseconds(_ nanoseconds: UInt64) -> Int32 { Int32(min(nanoseconds / 1_000_000, 60_000)) }
 
     private let spool: MessageSpool
     private let options: MQTTOptions
@@ -32,6 +36,9 @@ package final class MQTTPublisher: Sendable {
     private let statusTopic: String?
     private let log: @Sendable (String) -> Void
     private let thread = SourceThread()
+    /// Signalled by a new message in the spool and by a stop: what the publisher's thread waits for, besides the
+    /// broker.
+    private let wakeup: Wakeup
     private let control = LockedState(Control())
     private let finished = LockedState<CheckedContinuation<Void, Never>?>(nil)
     private let done = LockedState(false)
@@ -48,9 +55,13 @@ package final class MQTTPublisher: Sendable {
         var stoppedEarly = false
     }
 
+    /// - Throws: `ioFailure` when the process has no file descriptor left.
     package init(
         spool: MessageSpool, options: MQTTOptions, statusTopic: String?, log: @escaping @Sendable (String) -> Void
-    ) {
+    ) throws(MotionError) {
+        let wakeup = try Wakeup()
+        spool.whenAppended { wakeup.signal() }
+        self.wakeup = wakeup
         var options = options
         if let statusTopic { options.will = (statusTopic, Array("offline".utf8)) }
         self.spool = spool
@@ -91,6 +102,7 @@ package final class MQTTPublisher: Sendable {
             $0.stop = true
             $0.drain = drain
         }
+        wakeup.signal()
         await withCheckedContinuation { continuation in
             let ended = finished.withLock { waiter -> Bool in
                 if done.withLock({ $0 }) { return true }
@@ -108,6 +120,7 @@ package final class MQTTPublisher: Sendable {
             $0.stop = true
             $0.abandon = true
         }
+        wakeup.signal()
     }
 
     private enum State {
@@ -134,15 +147,18 @@ package final class MQTTPublisher: Sendable {
             sent.removeAll()
             next = nil
         }
+        // Each turn sends what it can, then blocks until the broker's socket, a new message or a stop needs it (or
+        // the keep-alive's second passes): nothing polls.
         running: while true {
             let (stop, drain) = control.withLock { ($0.stop, $0.drain && !$0.abandon) }
             if stop && !drain { break }
             let now = monotonicNanoseconds()
+            var wait = Self.housekeeping
             switch state {
             case .waiting(let until):
                 if stop && drain && spool.isDrained { break running }
                 guard now >= until else {
-                    usleep(20_000)
+                    wakeup.wait(milliseconds: Self.milliseconds(until - now))
                     continue
                 }
                 if let failure = connection.connect() {
@@ -151,14 +167,36 @@ package final class MQTTPublisher: Sendable {
                 }
                 state = .connecting(since: now)
             case .connecting(let since):
-                if now - since > nanoseconds(clamping: Self.connectTimeout) {
+                let limit = nanoseconds(clamping: Self.connectTimeout)
+                if now - since > limit {
                     retry("no answer from \(options.host):\(options.port) within \(Int(Self.connectTimeout)) s")
                     continue
                 }
+                wait = min(wait, Self.milliseconds(limit - (now - since)) + 1)
             case .connected:
-                break
+                let room = Self.window - sent.count
+                guard room > 0 else { break }
+                let messages: [MessageSpool.Message]
+                do {
+                    messages = try spool.messages(from: next, limit: room, skipped: &skipped)
+                } catch {
+                    log("cannot read the spool: \(error)")
+                    wait = 200
+                    break
+                }
+                for message in messages {
+                    switch connection.publish(topic: message.topic, payload: message.bytes) {
+                    case .success(let mid):
+                        sent.append((mid, message, false))
+                        next = message.next
+                    case .failure(let error):
+                        retry("\(error.message)")
+                    }
+                    guard case .connected = state else { continue running }
+                }
+                if messages.isEmpty && sent.isEmpty && stop && drain { break running }
             }
-            let (events, lost) = connection.loop(milliseconds: 20)
+            let (events, lost) = connection.wait(for: wakeup, milliseconds: wait)
             for event in events {
                 switch event {
                 case .connected:
@@ -203,28 +241,6 @@ package final class MQTTPublisher: Sendable {
             } else if case .connecting = state, let failure = connection.connectionFailure {
                 retry("cannot connect to \(options.host):\(options.port): \(failure)")
             }
-            guard case .connected = state else { continue }
-            let room = Self.window - sent.count
-            guard room > 0 else { continue }
-            let messages: [MessageSpool.Message]
-            do {
-                messages = try spool.messages(from: next, limit: room, skipped: &skipped)
-            } catch {
-                log("cannot read the spool: \(error)")
-                usleep(200_000)
-                continue
-            }
-            for message in messages {
-                switch connection.publish(topic: message.topic, payload: message.bytes) {
-                case .success(let mid):
-                    sent.append((mid, message, false))
-                    next = message.next
-                case .failure(let error):
-                    retry("\(error.message)")
-                }
-                guard case .connected = state else { break }
-            }
-            if messages.isEmpty && sent.isEmpty && stop && drain { break }
         }
         let drained = sent.isEmpty && spool.isDrained
         control.withLock { $0.stoppedEarly = !drained }

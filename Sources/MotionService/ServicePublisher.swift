@@ -42,7 +42,7 @@ final class ServicePublisher: Sendable {
     {
         let spool = try MessageSpool(directory: configuration.spool, maximumBytes: configuration.spoolSize)
         let host = MQTTTopics.hostName()
-        publisher = MQTTPublisher(
+        publisher = try MQTTPublisher(
             spool: spool, options: configuration.options,
             statusTopic: MQTTTopics.status(prefix: configuration.topic, host: host), log: { log("publish: \($0)") })
         try publisher.start()

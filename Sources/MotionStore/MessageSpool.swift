@@ -47,6 +47,8 @@ package final class MessageSpool: Sendable {
 
     private struct State {
         var lock: Int32
+        /// `DIR/cursor`, open for the spool's life.
+        var cursorFile: Int32
         var segment: Int32 = -1
         var segmentSequence = 0
         var segmentSize = 0
@@ -59,6 +61,7 @@ package final class MessageSpool: Sendable {
         var refused = 0
         var lastCursorWrite: UInt64 = 0
         var cursorDirty = false
+        var whenAppended: (@Sendable () -> Void)?
     }
 
     /// Opens (or creates) the spool in `directory`: at most `maximumBytes` (default 1 GiB) waiting, in segments of
@@ -83,10 +86,17 @@ package final class MessageSpool: Sendable {
             _ = Glibc.close(lock)
             throw error
         }
+        let cursorFile: Int32
+        do throws(MotionError) {
+            cursorFile = try Self.openCursor(directory)
+        } catch {
+            _ = Glibc.close(lock)
+            throw error
+        }
         let first = Position(segment: segments.first?.sequence ?? 1, offset: 0)
-        var cursor = Self.readCursor(directory) ?? first
+        var cursor = Self.readCursor(cursorFile) ?? first
         if cursor < first { cursor = first }  // its segment was removed: everything before was acknowledged
-        var state = State(lock: lock, cursor: cursor)
+        var state = State(lock: lock, cursorFile: cursorFile, cursor: cursor)
         state.segmentSequence = (segments.last?.sequence ?? 0)
         state.endOffset = segments.last?.size ?? 0
         state.pendingBytes = segments.filter { $0.sequence >= cursor.segment }.reduce(0) { $0 + $1.size }
@@ -95,8 +105,9 @@ package final class MessageSpool: Sendable {
 
     deinit {
         state.withLock { state in
-            if state.cursorDirty { Self.writeCursor(state.cursor, in: directory) }
+            if state.cursorDirty { Self.writeCursor(state.cursor, to: state.cursorFile) }
             if state.segment >= 0 { _ = Glibc.close(state.segment) }
+            _ = Glibc.close(state.cursorFile)
             _ = Glibc.close(state.lock)
         }
     }
@@ -110,6 +121,12 @@ package final class MessageSpool: Sendable {
     /// The first message not acknowledged.
     package var cursor: Position { state.withLock { $0.cursor } }
 
+    /// Calls `body` (on the appending thread, outside the spool's lock) after each message written: how a publisher
+    /// learns of new messages without polling.
+    package func whenAppended(_ body: @escaping @Sendable () -> Void) {
+        state.withLock { $0.whenAppended = body }
+    }
+
     /// Writes a message at the spool's end (always to a new segment after a restart).
     /// - Returns: `false` when the spool is full (the message is counted in ``refusedCount``).
     /// - Throws: `MotionError` when the write fails (a full disk): the message is not in the spool.
@@ -121,10 +138,10 @@ package final class MessageSpool: Sendable {
         payload += Array(topic.utf8)
         payload += bytes
         let frame = StoreFormat.frame(payload)
-        return try state.withLock { state throws(MotionError) -> Bool in
+        let observer = try state.withLock { state throws(MotionError) -> (@Sendable () -> Void)?? in
             guard state.pendingBytes + frame.count <= maximumBytes else {
                 state.refused += 1
-                return false
+                return nil
             }
             if state.segment >= 0 && state.segmentSize + frame.count > segmentBytes {
                 _ = fdatasync(state.segment)
@@ -140,8 +157,11 @@ package final class MessageSpool: Sendable {
             state.segmentSize += frame.count
             state.endOffset = state.segmentSize
             state.pendingBytes += frame.count
-            return true
+            return .some(state.whenAppended)
         }
+        guard let observer else { return false }
+        observer?()
+        return true
     }
 
     private func startSegment(_ state: inout State) throws(MotionError) {
@@ -168,7 +188,9 @@ package final class MessageSpool: Sendable {
     /// progress, read at a later call.
     package func messages(from position: Position? = nil, limit: Int, skipped: inout Int) throws(MotionError) -> [Message] {
         var position = position ?? cursor
-        let newest = state.withLock { $0.segmentSequence }
+        let (newest, end) = state.withLock { ($0.segmentSequence, $0.endOffset) }
+        // At the end already (a sender woken with nothing new): no file to read.
+        if position.segment > newest || (position.segment == newest && position.offset >= end) { return [] }
         var messages: [Message] = []
         while messages.count < limit && position.segment <= newest {
             let path = directory + "/" + StoreDirectory.segmentName(position.segment)
@@ -237,7 +259,7 @@ package final class MessageSpool: Sendable {
             state.cursorDirty = true
             let now = monotonicNanoseconds()
             if now - state.lastCursorWrite >= nanoseconds(clamping: every) {
-                Self.writeCursor(position, in: directory)
+                Self.writeCursor(position, to: state.cursorFile)
                 state.lastCursorWrite = now
                 state.cursorDirty = false
             }
@@ -266,7 +288,7 @@ package final class MessageSpool: Sendable {
     /// Writes the cursor and flushes the segment being written.
     package func close() {
         state.withLock { state in
-            if state.cursorDirty { Self.writeCursor(state.cursor, in: directory) }
+            if state.cursorDirty { Self.writeCursor(state.cursor, to: state.cursorFile) }
             state.cursorDirty = false
             if state.segment >= 0 {
                 _ = fdatasync(state.segment)
@@ -278,36 +300,56 @@ package final class MessageSpool: Sendable {
 
     // MARK: Files
 
-    /// The cursor file's position, or `nil` when it is missing or not one this spool wrote (at most 64 bytes:
-    /// two decimal numbers).
-    static func readCursor(_ directory: String) -> Position? {
-        let descriptor = open(directory + "/cursor", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { _ = Glibc.close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: 64)
-        let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-        guard count > 0, count < 64 else { return nil }
+    /// The cursor file's record: `SEGMENT OFFSET CRC` (the CRC-32C of `SEGMENT OFFSET` in decimal), padded with spaces
+    /// to a fixed size and rewritten in place, so that writing it creates no file (creating one per acknowledgement
+    /// cost a publisher more than its sending, in ext4's inode allocation).
+    static let cursorRecordSize = 48
+
+    /// Opens `DIR/cursor` for reading and writing, creating it; a planted link or anything but a regular file there is
+    /// removed and replaced.
+    static func openCursor(_ directory: String) throws(MotionError) -> Int32 {
+        let path = directory + "/cursor"
+        for _ in 0..<2 {
+            let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+            if descriptor >= 0 {
+                var status = stat()
+                if fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFREG { return descriptor }
+                _ = Glibc.close(descriptor)
+            }
+            _ = unlink(path)
+        }
+        let error = SystemErrno.current()
+        throw MotionError(
+            .ioFailure, "cannot open the spool's cursor file: \(error.text); remove it", at: .init(file: path),
+            underlying: error)
+    }
+
+    /// The cursor file's position, or `nil` when it is empty or not a record this spool wrote (a bad checksum: a
+    /// write a power loss cut, or a planted file). `nil` only costs messages sent again, never a message skipped.
+    static func readCursor(_ descriptor: Int32) -> Position? {
+        var bytes = [UInt8](repeating: 0, count: cursorRecordSize + 1)
+        let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        guard count > 0, count <= cursorRecordSize else { return nil }
         let parts = String(decoding: bytes[..<count], as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
-        guard parts.count == 2, let segment = Int(parts[0]), let offset = Int(parts[1]), segment >= 1, offset >= 0,
-            segment < 1_000_000_000_000
+        // Two numbers alone: the cursor of a spool written before the checksum (replaced atomically then).
+        guard parts.count == 2 || parts.count == 3, let segment = Int(parts[0]), let offset = Int(parts[1]),
+            segment >= 1, offset >= 0, segment < 1_000_000_000_000
         else { return nil }
+        if parts.count == 3 {
+            guard UInt32(parts[2]) == CRC32C.checksum("\(segment) \(offset)".utf8) else { return nil }
+        }
         return Position(segment: segment, offset: offset)
     }
 
-    /// Replaces the cursor file atomically (a temporary file renamed over it, then the folder flushed).
-    static func writeCursor(_ position: Position, in directory: String) {
-        let temporary = directory + "/.cursor.\(getpid())"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return }
-        let text = Array("\(position.segment) \(position.offset)\n".utf8)
-        let failure = text.withUnsafeBytes { WriterState.writeAll($0, to: descriptor) }
-        _ = fdatasync(descriptor)
-        _ = Glibc.close(descriptor)
-        guard failure == nil, rename(temporary, directory + "/cursor") == 0 else {
-            _ = unlink(temporary)
-            return
-        }
-        StoreDirectory.syncDirectory(directory)
+    /// Rewrites the cursor record in place (one `pwrite` of ``cursorRecordSize`` bytes). Not flushed to the disk: a
+    /// cursor that a power loss takes back or damages only sends acknowledged messages again, which receivers drop by
+    /// their sequence numbers.
+    static func writeCursor(_ position: Position, to descriptor: Int32) {
+        let numbers = "\(position.segment) \(position.offset)"
+        var record = Array("\(numbers) \(CRC32C.checksum(numbers.utf8))".utf8)
+        record += [UInt8](repeating: UInt8(ascii: " "), count: max(0, cursorRecordSize - 1 - record.count))
+        record.append(UInt8(ascii: "\n"))
+        _ = record.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
     }
 
     /// The bytes of the file at `path` from `offset` to its end (at most a segment's largest size).

@@ -109,7 +109,7 @@ struct PublishCommand: AsyncParsableCommand {
             url: broker, clientID: clientID ?? "motionctl-\(host)-\(getpid())", username: username,
             passwordFile: passwordFile, caFile: caFile, certificateFile: certFile, keyFile: keyFile)
         let outbox = try MessageSpool(directory: spool, maximumBytes: spoolSize)
-        let publisher = MQTTPublisher(
+        let publisher = try MQTTPublisher(
             spool: outbox, options: options, statusTopic: MQTTTopics.status(prefix: topic, host: host),
             log: { printToStandardError("motionctl: \($0)") })
         try publisher.start()

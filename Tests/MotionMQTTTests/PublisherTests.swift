@@ -37,7 +37,7 @@ struct PublisherTests {
         let spool = try MessageSpool(directory: folder + "/spool", segmentBytes: 4096)
         for i in 0..<500 { try spool.append(topic: "test/device/samples", bytes: Self.message(i)) }
         let logged = Log()
-        let publisher = MQTTPublisher(
+        let publisher = try MQTTPublisher(
             spool: spool, options: MQTTOptions(host: "127.0.0.1", port: broker.port, clientID: "publisher-1"),
             statusTopic: "test/status", log: { logged.add($0) })
         try publisher.start()
@@ -60,7 +60,7 @@ struct PublisherTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let spool = try MessageSpool(directory: folder + "/spool", segmentBytes: 4096)
         let logged = Log()
-        let publisher = MQTTPublisher(
+        let publisher = try MQTTPublisher(
             spool: spool, options: MQTTOptions(host: "127.0.0.1", port: broker.port, clientID: "publisher-2"),
             statusTopic: nil, log: { logged.add($0) })
         try publisher.start()

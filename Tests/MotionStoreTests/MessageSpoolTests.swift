@@ -81,4 +81,48 @@ import Testing
             #expect(Set(read.map(\.bytes)).isSubset(of: Set((0..<10).map(Self.message))))
         }
     }
+
+    /// The cursor is a checksummed record rewritten in place: a record that does not check (a cut write, a planted
+    /// file) is ignored, which only sends messages again; a planted link is replaced, never followed.
+    @Test func aCursorThatDoesNotCheckSendsAgainAndAPlantedLinkIsReplaced() throws {
+        try withStoreDirectory { directory in
+            var positions: [MessageSpool.Position] = []
+            do {
+                let spool = try MessageSpool(directory: directory, maximumBytes: 2 << 20, segmentBytes: 1 << 20)
+                for i in 0..<10 { try spool.append(topic: "t", bytes: Self.message(i)) }
+                var skipped = 0
+                positions = try spool.messages(limit: 100, skipped: &skipped).map(\.position)
+                spool.acknowledge(upTo: positions[6], every: 0)
+            }
+            let path = directory + "/cursor"
+            let record = try String(contentsOfFile: path, encoding: .utf8)
+            #expect(record.utf8.count == MessageSpool.cursorRecordSize)
+            func cursorAfterReopening() throws -> MessageSpool.Position {
+                try MessageSpool(directory: directory, maximumBytes: 2 << 20, segmentBytes: 1 << 20).cursor
+            }
+            #expect(try cursorAfterReopening() == positions[6])
+            // The offset changed (as a cut write would leave it) without its checksum: from the start again.
+            let parts = record.split(separator: " ", omittingEmptySubsequences: true)
+            let forged = "\(parts[0]) \(Int(parts[1])! + 1) \(parts[2])"
+            try forged.write(toFile: path, atomically: false, encoding: .utf8)
+            #expect(try cursorAfterReopening() == positions[0])
+            // The older two-number record still counts.
+            try "\(positions[3].segment) \(positions[3].offset)\n".write(toFile: path, atomically: false, encoding: .utf8)
+            #expect(try cursorAfterReopening() == positions[3])
+            // A link planted in its place is replaced by a file; what it pointed to is untouched.
+            let target = directory + "/../planted-\(UUID().uuidString)"
+            try "untouched".write(toFile: target, atomically: false, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: target) }
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+            do {
+                let spool = try MessageSpool(directory: directory, maximumBytes: 2 << 20, segmentBytes: 1 << 20)
+                #expect(spool.cursor == positions[0])
+                spool.acknowledge(upTo: positions[2], every: 0)
+            }
+            #expect(try String(contentsOfFile: target, encoding: .utf8) == "untouched")
+            #expect(try FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType == .typeRegular)
+            #expect(try cursorAfterReopening() == positions[2])
+        }
+    }
 }

@@ -27,11 +27,14 @@ enum Motionctl {
 
     /// Runs `motionctl arguments`, feeding `stdin` (if any), with `environment` added to this process's, and
     /// waits for it on threads of its own (``BlockingCall``): a test waiting for a child never holds a thread the
-    /// other tests' tasks (MotionManager's producers) need.
-    static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) async throws
-        -> CommandResult
-    {
-        try await limit(for: arguments).run { try runBlocking(arguments, stdin: stdin, environment: environment) }
+    /// other tests' tasks (MotionManager's producers) need. With a `launcher` (a program and its arguments), runs
+    /// `launcher… motionctl arguments…`.
+    static func run(
+        _ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:], launcher: [String] = []
+    ) async throws -> CommandResult {
+        try await limit(for: arguments).run {
+            try runBlocking(arguments, stdin: stdin, environment: environment, launcher: launcher)
+        }
     }
 
     /// The limit a command runs under: none for one that reads a live (emulated) device or the service, which its
@@ -40,12 +43,17 @@ enum Motionctl {
         arguments.contains { $0 == "--device" || $0 == "--service" } ? BlockingCall.unbounded : BlockingCall.shared
     }
 
-    private static func runBlocking(_ arguments: [String], stdin: Data?, environment: [String: String]) throws
-        -> CommandResult
-    {
+    private static func runBlocking(
+        _ arguments: [String], stdin: Data?, environment: [String: String], launcher: [String]
+    ) throws -> CommandResult {
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = launcher.dropFirst() + [executable.path] + arguments
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments
+        }
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
