@@ -109,6 +109,15 @@ let package = Package(
         ),
         // A trace-only MotionManager program: links no device or service backend (LinkageTests checks it).
         .executableTarget(name: "motion-trace-only", dependencies: ["Motion", "MotionTrace"], path: "Examples/TraceOnly"),
+        // Many simulated devices publishing to one MQTT broker (Scripts/benchmark-publish.sh fleet; not installed).
+        .executableTarget(
+            name: "motion-publish-fleet",
+            dependencies: [
+                "MotionCore", "MotionMQTT", "MotionStore", "MotionSystem", "MotionTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/PublishFleet"
+        ),
         // The command-line conventions motionctl and motiond share: negative values after an option.
         .target(name: "MotionCommandLine"),
         // Scoring harnesses for the event detectors on simulated labelled scenarios (motionctl … --evaluate).
