@@ -195,12 +195,17 @@ package final class MessageSpool: Sendable {
         while messages.count < limit && position.segment <= newest {
             let path = directory + "/" + StoreDirectory.segmentName(position.segment)
             let bytes: [UInt8]
-            switch Self.read(path, from: position.offset) {
+            switch StoreDirectory.read(path, from: position.offset) {
             case .success(let read): bytes = read
-            case .failure(let error) where error.isGone:
+            case .failure(.gone):
                 position = Position(segment: position.segment + 1, offset: 0)
                 continue
-            case .failure(let error):
+            case .failure(.notRegular), .failure(.tooLarge):
+                // Planted, not written by the spool: its messages are lost to damage, the rest go on.
+                skipped += 1
+                position = Position(segment: position.segment + 1, offset: 0)
+                continue
+            case .failure(.system(let error)):
                 throw MotionError(
                     .ioFailure, "cannot read the spool: \(error.text)", at: .init(file: path), underlying: error)
             }
@@ -350,34 +355,5 @@ package final class MessageSpool: Sendable {
         record += [UInt8](repeating: UInt8(ascii: " "), count: max(0, cursorRecordSize - 1 - record.count))
         record.append(UInt8(ascii: "\n"))
         _ = record.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
-    }
-
-    /// The bytes of the file at `path` from `offset` to its end (at most a segment's largest size).
-    static func read(_ path: String, from offset: Int) -> Result<[UInt8], SystemErrno> {
-        let opened = path.withCString { cPath in
-            SystemErrno.retryingInterrupts { Glibc.open(cPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
-        }
-        guard case .success(let descriptor) = opened else {
-            if case .failure(let error) = opened { return .failure(error) }
-            return .success([])
-        }
-        defer { _ = Glibc.close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { return .failure(.current()) }
-        let size = min(Int(status.st_size), MotionStore.Configuration.largestSegment)
-        guard size > offset else { return .success([]) }
-        var bytes = [UInt8](repeating: 0, count: size - offset)
-        var count = 0
-        while count < bytes.count {
-            let result = bytes.withUnsafeMutableBytes { buffer in
-                SystemErrno.retryingInterrupts { pread(descriptor, buffer.baseAddress! + count, buffer.count - count, off_t(offset + count)) }
-            }
-            switch result {
-            case .success(0): return .success(Array(bytes[..<count]))
-            case .success(let read): count += read
-            case .failure(let error): return .failure(error)
-            }
-        }
-        return .success(bytes)
     }
 }

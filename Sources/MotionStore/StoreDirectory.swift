@@ -110,4 +110,58 @@ enum StoreDirectory {
         _ = fsync(descriptor)
         _ = close(descriptor)
     }
+
+    /// Why a segment could not be read.
+    enum ReadFailure: Error {
+        /// Removed since it was listed (retention, an acknowledged spool segment).
+        case gone
+        /// A link, a FIFO, a directory: not a file this library wrote.
+        case notRegular
+        /// Larger than the largest segment (its size in bytes).
+        case tooLarge(Int)
+        case system(SystemErrno)
+    }
+
+    /// The segment file at `path` from byte `offset` to its end as it is now (its writer may be appending), read as
+    /// hostile input: never through a link, never from anything but a regular file, never more than the largest
+    /// segment.
+    static func read(_ path: String, from offset: Int = 0) -> Result<[UInt8], ReadFailure> {
+        let opened = path.withCString { cPath in
+            SystemErrno.retryingInterrupts { open(cPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
+        }
+        let descriptor: Int32
+        switch opened {
+        case .success(let fd): descriptor = fd
+        case .failure(let error) where error.isGone: return .failure(.gone)
+        case .failure(.symbolicLinkLoop): return .failure(.notRegular)
+        case .failure(let error): return .failure(.system(error))
+        }
+        defer { _ = close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return .failure(.system(.current())) }
+        guard status.st_mode & S_IFMT == S_IFREG else { return .failure(.notRegular) }
+        let limit = MotionStore.Configuration.largestSegment
+        guard Int(status.st_size) <= limit else { return .failure(.tooLarge(Int(status.st_size))) }
+        guard Int(status.st_size) > offset else { return .success([]) }
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size) - offset + 65_536)
+        var count = 0
+        while true {
+            if count == bytes.count {
+                guard offset + bytes.count < limit else { return .failure(.tooLarge(offset + bytes.count)) }
+                bytes += [UInt8](repeating: 0, count: min(bytes.count, limit - offset - bytes.count))
+            }
+            let result = bytes.withUnsafeMutableBytes { buffer in
+                SystemErrno.retryingInterrupts {
+                    pread(descriptor, buffer.baseAddress! + count, buffer.count - count, off_t(offset + count))
+                }
+            }
+            switch result {
+            case .success(0):
+                bytes.removeSubrange(count...)
+                return .success(bytes)
+            case .success(let read): count += read
+            case .failure(let error): return .failure(.system(error))
+            }
+        }
+    }
 }

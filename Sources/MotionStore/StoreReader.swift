@@ -64,7 +64,7 @@ public struct StoreReader: Sendable {
     /// writer's `write` in progress, not damage.
     private mutating func read(_ segment: StoreDirectory.Segment, isNewest: Bool) throws(MotionError) {
         let bytes: [UInt8]
-        switch Self.contents(of: segment.path) {
+        switch StoreDirectory.read(segment.path) {
         case .success(let contents): bytes = contents
         case .failure(.gone): return  // removed by retention since it was listed
         case .failure(.notRegular):
@@ -129,52 +129,6 @@ public struct StoreReader: Sendable {
         }
         damage += damaged
         batches += found
-    }
-
-    private enum ReadFailure: Error {
-        case gone
-        case notRegular
-        case tooLarge(Int)
-        case system(SystemErrno)
-    }
-
-    /// The whole file at `path`, read as hostile input.
-    private static func contents(of path: String) -> Result<[UInt8], ReadFailure> {
-        let opened = path.withCString { cPath in
-            SystemErrno.retryingInterrupts { open(cPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
-        }
-        let descriptor: Int32
-        switch opened {
-        case .success(let fd): descriptor = fd
-        case .failure(let error) where error.isGone: return .failure(.gone)
-        case .failure(.symbolicLinkLoop): return .failure(.notRegular)
-        case .failure(let error): return .failure(.system(error))
-        }
-        defer { _ = close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { return .failure(.system(.current())) }
-        guard status.st_mode & S_IFMT == S_IFREG else { return .failure(.notRegular) }
-        let limit = MotionStore.Configuration.largestSegment
-        guard Int(status.st_size) <= limit else { return .failure(.tooLarge(Int(status.st_size))) }
-        // The writer may append meanwhile: read to the end as it is now, up to the limit.
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size) + 65_536)
-        var count = 0
-        while true {
-            if count == bytes.count {
-                guard bytes.count < limit else { return .failure(.tooLarge(bytes.count)) }
-                bytes += [UInt8](repeating: 0, count: min(bytes.count, limit - bytes.count))
-            }
-            let result = bytes.withUnsafeMutableBytes { buffer in
-                SystemErrno.retryingInterrupts { Glibc.read(descriptor, buffer.baseAddress! + count, buffer.count - count) }
-            }
-            switch result {
-            case .success(0):
-                bytes.removeSubrange(count...)
-                return .success(bytes)
-            case .success(let read): count += read
-            case .failure(let error): return .failure(.system(error))
-            }
-        }
     }
 }
 

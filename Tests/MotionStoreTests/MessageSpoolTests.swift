@@ -125,4 +125,24 @@ import Testing
             #expect(try cursorAfterReopening() == positions[2])
         }
     }
+
+    /// A segment replaced by a FIFO (or a link) is skipped as damage: reading it would block for ever, or follow the
+    /// link; the messages of the other segments still come.
+    @Test(.timeLimit(.minutes(1))) func aPlantedFIFOSegmentIsSkippedNotWaitedOn() throws {
+        try withStoreDirectory { directory in
+            let spool = try MessageSpool(directory: directory, maximumBytes: 1 << 20, segmentBytes: 4096)
+            for i in 0..<100 { try spool.append(topic: "t", bytes: Self.message(i)) }
+            var skipped = 0
+            let before = try spool.messages(limit: 1000, skipped: &skipped)
+            let segments = try segmentPaths(directory)
+            #expect(segments.count >= 3)
+            let planted = segments[1]
+            let lost = before.filter { directory + "/" + StoreDirectory.segmentName($0.position.segment) == planted }
+            try FileManager.default.removeItem(atPath: planted)
+            #expect(mkfifo(planted, 0o600) == 0)
+            let after = try spool.messages(limit: 1000, skipped: &skipped)
+            #expect(skipped == 1)
+            #expect(!lost.isEmpty && after.count == before.count - lost.count)
+        }
+    }
 }
