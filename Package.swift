@@ -153,7 +153,8 @@ let package = Package(
         .testTarget(
             name: "motiondTests",
             dependencies: [
-                "motiond", "Motion", "MotionAlgorithms", "MotionClient", "MotionDBus", "MotionCore", "MotionTesting", testbed,
+                "motiond", "Motion", "MotionAlgorithms", "MotionClient", "MotionDBus", "MotionCore", "MotionStore", "MotionTesting",
+                testbed,
                 testThreads,
             ]),
         .testTarget(

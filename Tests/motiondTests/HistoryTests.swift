@@ -1,5 +1,7 @@
 import Foundation
 import IIOTestbed
+import MotionCore
+import MotionStore
 import TestThreads
 import Testing
 
@@ -206,6 +208,64 @@ struct HistoryQueryTests {
             #expect(options.status != 0 && options.output.contains("unknown option 'interval'"), "\(options.output)")
             let again = try await Self.query(fixture)
             #expect(again.rows == stored)
+        }
+    }
+
+    /// A store of `count` accelerometer samples at 100 Hz ending now, more than a pipe holds as CSV even on the
+    /// 25 Hz grid: a query of it stays running while its client reads nothing.
+    static func fillStore(_ directory: String, count: Int) throws {
+        let store = try MotionStore(directory: directory)
+        let end = Double(clockNanoseconds(CLOCK_BOOTTIME)) / 1e9
+        for i in 0..<count {
+            let t = end - Double(count - i) * 0.01
+            _ = store.append(MotionSample(timestamp: t, acceleration: Acceleration(x: 0.01 * Double(i % 100), y: 0, z: -1)))
+        }
+        try store.close()
+    }
+
+    static func clockNanoseconds(_ clock: clockid_t) -> Int64 {
+        var now = timespec()
+        clock_gettime(clock, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
+    @Test("A flood of history queries from one user stops at its limit; root's query and the user's later ones are served")
+    func queryFlood() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let (parent, directory) = try HistoryTests.historyFolder()
+            defer { try? FileManager.default.removeItem(atPath: parent) }
+            try Self.fillStore(directory, count: 20_000)
+            let service = try await fixture.startService(["--history", directory])
+            defer { service.stop() }
+            // uid 65534: 3 connections × 3 queries, none read: 2 run, the other 7 are refused with the limit named.
+            let attacker = try HostileClient.start(fixture.bus, ["history", "3", "3"])
+            defer { attacker.stop() }
+            let report = try await HostileClient.report(attacker)
+            #expect(report["opened"] as? Int == 2, "\(report)")
+            let refused = report["refused"] as? [String: Int] ?? [:]
+            #expect(refused["org.freedesktop.DBus.Error.LimitsExceeded"] == 7, "\(report)")
+            #expect((report["message"] as? String)?.contains("uid 65534 has 2 history queries running") == true, "\(report)")
+            // While they hang: root's query gets the whole store, and the same user is still refused.
+            let root = try await Self.query(fixture)
+            #expect(root.status == 0, "\(root.output.suffix(400))")
+            #expect(root.rows.count >= 20_000, "\(root.rows.count) rows")
+            let again = try HostileClient.start(fixture.bus, ["history", "1", "1"])
+            defer { again.stop() }
+            #expect((try await HostileClient.report(again)["opened"]) as? Int == 0)
+            again.stop()
+            // The attacker gone, its queries end (their pipes closed) and the user is served again: the 25 Hz grid.
+            attacker.stop()
+            var later = (status: Int32(-1), rows: [String](), output: "")
+            for _ in 0..<50 {
+                later = try await Self.query(fixture, launcher: Self.nobody)
+                if later.status == 0 { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(later.status == 0, "\(later.output.suffix(400))")
+            #expect(later.rows.count >= 4_900 && later.rows.count <= 5_100, "\(later.rows.count) rows at 25 Hz")
+            #expect(service.process.isRunning)
         }
     }
 

@@ -10,6 +10,9 @@ import IIOTestbed
 ///   reads every one for SECONDS and prints `{"union": distinct timestamps, "span": s, "rows": [per stream]}`.
 /// - `claims CONNECTIONS`: on each connection claims the four sensors of net.hadess.SensorProxy and opens an
 ///   orientation stream; prints `{"claimed": n, "streams": n, "refused": {…}}`, then holds until killed.
+/// - `history CONNECTIONS PER_CONNECTION`: on each connection, PER_CONNECTION `OpenHistory` queries of everything
+///   (Unix times 0 to 10¹²), their descriptors held unread; prints `{"opened": n, "refused": {error: count},
+///   "message": last refusal}`, then holds until killed.
 /// - `flood CALLS`: sends CALLS OpenStream calls at once on one connection without waiting, then waits for every
 ///   answer (at most 60 s); prints `{"answered": n, "opened": n, "refused": {error: count}, "message": …}`.
 /// - `fdflood CONNECTIONS CALLS`: CALLS OpenStream calls on each connection, each carrying 16 descriptors, sent at
@@ -71,6 +74,24 @@ struct HostileClient {
             else:
                 while True:
                     time.sleep(3600)
+
+        elif command == "history":
+            connections, per = int(sys.argv[2]), int(sys.argv[3])
+            buses, fds, refused, message = [], [], {}, ""
+            for _ in range(connections):
+                bus = dbus.bus.BusConnection(address)
+                buses.append(bus)
+                for _ in range(per):
+                    try:
+                        fd = motion(bus).OpenHistory(dbus.Double(0), dbus.Double(1e12), "csv", no_options())
+                        fds.append(fd.take())
+                    except dbus.DBusException as error:
+                        name = error.get_dbus_name()
+                        refused[name] = refused.get(name, 0) + 1
+                        message = error.get_dbus_message()
+            out({"opened": len(fds), "refused": refused, "message": message})
+            while True:
+                time.sleep(3600)
 
         elif command == "claims":
             connections = int(sys.argv[2])
