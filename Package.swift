@@ -61,7 +61,7 @@ let package = Package(
         // The canonical trace format: streaming CSV reader, CSV and JSON Lines writers, the trace source.
         .target(name: "MotionTrace", dependencies: ["MotionCore", "MotionSystem"]),
         // Motion kept on disk: a segmented, checksummed append-only log that any program can query (history).
-        .target(name: "MotionStore", dependencies: ["MotionCore", "MotionSystem"]),
+        .target(name: "MotionStore", dependencies: ["MotionCore", "MotionSystem", "MotionTrace"]),
         // Publishing to an MQTT broker through libmosquitto, with a MessageSpool as the outbox (package only).
         .target(
             name: "MotionMQTT",

@@ -6,7 +6,9 @@
 // overlap nor leave a gap; every samples frame it finds is either refused with a reason or decodes to samples
 // with finite, non-decreasing times, finite readings and at least one sensor, which a writer encodes again into
 // a frame that decodes to the same samples and clock offset; every header frame decodes, or is refused, the same
-// way. Plus no crash, leak-free memory access (ASan) and no timeout.
+// way; every device-motion and events frame is refused with a reason or decodes to records (finite, in time order,
+// unit attitudes) that a writer encodes again into exactly the same bytes. Plus no crash, leak-free memory access
+// (ASan) and no timeout.
 
 #if canImport(Glibc)
     import Glibc
@@ -56,7 +58,7 @@ public func fuzzStore(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 guard case .success(let frame) = FrameScan.samples(contents) else { continue }
                 check(frame.offset.isFinite, "offset \(frame.offset)")
                 var previous = -Double.infinity
-                var builder = SamplesFrameBuilder()
+                var builder = RecordFrameBuilder()
                 for sample in frame.samples {
                     check(sample.timestamp.isFinite && sample.timestamp >= previous, "time \(sample.timestamp) after \(previous)")
                     previous = sample.timestamp
@@ -72,6 +74,31 @@ public func fuzzStore(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 }
                 guard case .success(let second) = decoded else { check(false, "a samples frame written again is refused"); return 0 }
                 check(second.offset == frame.offset && second.samples == frame.samples, "a samples frame changed when written again")
+            case .deviceMotion:
+                guard case .success(let frame) = FrameScan.deviceMotion(contents) else { continue }
+                var builder = RecordFrameBuilder(.deviceMotion)
+                var previous = -Double.infinity
+                for motion in frame.motion {
+                    check(motion.timestamp.isFinite && motion.timestamp >= previous, "time \(motion.timestamp) after \(previous)")
+                    previous = motion.timestamp
+                    let q = motion.attitude.quaternion
+                    check(abs((q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z).squareRoot() - 1) < 1e-5, "not a rotation")
+                    builder.append(motion)
+                }
+                builder.finish(clockOffset: frame.offset)
+                check(builder.bytes[StoreFormat.frameHeaderSize...].elementsEqual(contents), "a device-motion frame changed when written again")
+            case .events:
+                guard case .success(let frame) = FrameScan.events(contents) else { continue }
+                var builder = RecordFrameBuilder(.events)
+                var previous = -Double.infinity
+                for event in frame.events {
+                    check(event.timestamp.isFinite && event.timestamp >= previous, "time \(event.timestamp) after \(previous)")
+                    previous = event.timestamp
+                    check(!event.type.isEmpty && event.fields.allSatisfy { !$0.0.isEmpty }, "an empty type or key")
+                    builder.append(event: event.type, timestamp: event.timestamp, fields: event.fields)
+                }
+                builder.finish(clockOffset: frame.offset)
+                check(builder.bytes[StoreFormat.frameHeaderSize...].elementsEqual(contents), "an events frame changed when written again")
             }
         }
     }

@@ -58,7 +58,8 @@ case "$target" in
         ;;
     store)
         entry=StoreFuzzer.swift
-        files=("${core[@]}" "$sources"/MotionStore/CRC32C.swift "$sources"/MotionStore/StoreFormat.swift)
+        files=("${core[@]}" "$sources"/MotionSystem/SystemErrno+System.swift "${trace[@]}" "$sources"/MotionStore/CRC32C.swift
+            "$sources"/MotionStore/StoreFormat.swift)
         numerics=true
         max_len=16384
         ;;

@@ -1,4 +1,5 @@
 public import MotionCore
+public import MotionTrace
 import MotionSystem
 
 #if canImport(Glibc)
@@ -160,6 +161,24 @@ public final class MotionStore: Sendable {
         state.withLock { $0.append(sample, now: monotonicNanoseconds()) }
     }
 
+    /// Appends device motion, and writes the frame when it is due. Motion with a value that is not finite, or older
+    /// than the last kept, is not kept (``rejectedSamples``).
+    /// - Returns: An event when recording pauses or resumes.
+    @discardableResult
+    public func append(_ motion: DeviceMotion) -> Event? {
+        state.withLock { $0.append(motion, now: monotonicNanoseconds()) }
+    }
+
+    /// Appends an event (a shake, an orientation change: what `stream --format jsonl` prints as
+    /// `{"type":TYPE,"t":…,FIELDS}`), and writes the frame when it is due. An event with a time that is not finite or
+    /// older than the last event kept, a type or a key of more than 255 bytes (or none), more than 255 fields or a
+    /// string of more than 65 535 bytes is not kept (``rejectedSamples``).
+    /// - Returns: An event of the store when recording pauses or resumes.
+    @discardableResult
+    public func appendEvent(type: String, timestamp: Double, fields: [(String, EventValue)]) -> Event? {
+        state.withLock { $0.append(StoredEvent(type: type, timestamp: timestamp, fields: fields), now: monotonicNanoseconds()) }
+    }
+
     /// Appends `samples` in order; see ``append(_:)``.
     /// - Returns: The last event, when recording paused or resumed.
     @discardableResult
@@ -209,7 +228,8 @@ public final class MotionStore: Sendable {
         }
     }
 
-    /// Samples not kept because they had no finite reading or went back in time.
+    /// Samples, device motion and events not kept because they had no finite reading, went back in time or were
+    /// malformed.
     public var rejectedSamples: Int { state.withLock { $0.rejected } }
 
     /// Whether recording is paused by a failed write, and by which error.
@@ -225,8 +245,10 @@ struct WriterState {
     let configuration: MotionStore.Configuration
     let clock: MotionStore.Clock
     var lockDescriptor: Int32
-    var frame = SamplesFrameBuilder()
-    /// The monotonic time the frame's first sample came, in nanoseconds.
+    var frame = RecordFrameBuilder(.samples)
+    var motionFrame = RecordFrameBuilder(.deviceMotion)
+    var eventsFrame = RecordFrameBuilder(.events)
+    /// The monotonic time the frames' first record came, in nanoseconds.
     var frameStarted: UInt64 = 0
     var segment: Int32 = -1
     var segmentPath = ""
@@ -235,6 +257,8 @@ struct WriterState {
     var unsynced = false
     var lastSync: UInt64 = 0
     var lastTime = -Double.infinity
+    var lastMotionTime = -Double.infinity
+    var lastEventTime = -Double.infinity
     var rejected = 0
     var pausedBy: MotionError?
     var lastAttempt: UInt64 = 0
@@ -259,21 +283,70 @@ struct WriterState {
             rejected += 1
             return nil
         }
-        var event: MotionStore.Event?
-        if frame.count >= configuration.maximumPendingSamples {
-            if pausedBy == nil {
-                frameStarted = 0  // a full frame is due at once
-                event = flushIfDue(now: now)
-            }
-            if frame.count >= configuration.maximumPendingSamples {
-                dropped += 1
-                return event ?? flushIfDue(now: now)
-            }
-        }
-        if frame.isEmpty { frameStarted = now }
+        let (room, event) = makeRoom(now: now)
+        guard room else { return event }
+        if pending == 0 { frameStarted = now }
         frame.append(sample)
         lastTime = sample.timestamp
         return event ?? flushIfDue(now: now)
+    }
+
+    mutating func append(_ motion: DeviceMotion, now: UInt64) -> MotionStore.Event? {
+        guard !isClosed else { return nil }
+        let q = motion.attitude.quaternion
+        let finite =
+            motion.timestamp.isFinite && q.w.isFinite && q.x.isFinite && q.y.isFinite && q.z.isFinite
+            && motion.rotationRate.isFinite && motion.gravity.isFinite && motion.userAcceleration.isFinite
+            && motion.heading.isFinite && (motion.magneticField?.field.isFinite ?? true)
+        guard finite, motion.timestamp >= lastMotionTime else {
+            rejected += 1
+            return nil
+        }
+        let (room, event) = makeRoom(now: now)
+        guard room else { return event }
+        if pending == 0 { frameStarted = now }
+        motionFrame.append(motion)
+        lastMotionTime = motion.timestamp
+        return event ?? flushIfDue(now: now)
+    }
+
+    mutating func append(_ event: StoredEvent, now: UInt64) -> MotionStore.Event? {
+        guard !isClosed else { return nil }
+        func fits(_ text: String) -> Bool { !text.isEmpty && text.utf8.count <= 255 }
+        let wellFormed =
+            event.timestamp.isFinite && event.timestamp >= lastEventTime && fits(event.type) && event.fields.count <= 255
+            && event.fields.allSatisfy { field in
+                guard fits(field.0) else { return false }
+                if case .string(let text) = field.1 { return text.utf8.count <= Int(UInt16.max) }
+                return true
+            }
+        guard wellFormed else {
+            rejected += 1
+            return nil
+        }
+        let (room, storeEvent) = makeRoom(now: now)
+        guard room else { return storeEvent }
+        if pending == 0 { frameStarted = now }
+        eventsFrame.append(event: event.type, timestamp: event.timestamp, fields: event.fields)
+        lastEventTime = event.timestamp
+        return storeEvent ?? flushIfDue(now: now)
+    }
+
+    /// Records waiting in memory.
+    var pending: Int { frame.count + motionFrame.count + eventsFrame.count }
+
+    /// Makes room for one more record at the pending limit, by writing the frames at once (unless paused).
+    /// - Returns: Whether there is room (when not, the record is dropped and counted), and an event to report.
+    mutating func makeRoom(now: UInt64) -> (room: Bool, event: MotionStore.Event?) {
+        guard pending >= configuration.maximumPendingSamples else { return (true, nil) }
+        var event: MotionStore.Event?
+        if pausedBy == nil {
+            frameStarted = 0  // full frames are due at once
+            event = flushIfDue(now: now)
+        }
+        guard pending >= configuration.maximumPendingSamples else { return (true, event) }
+        dropped += 1
+        return (false, event ?? flushIfDue(now: now))
     }
 
     /// Writes the frame when due (or now, `force`), and syncs when that is due.
@@ -283,7 +356,7 @@ struct WriterState {
         if wasPaused {
             guard now >= lastAttempt + nanoseconds(clamping: configuration.retryInterval) else { return nil }
         } else {
-            guard !frame.isEmpty, force || now >= frameStarted + nanoseconds(clamping: configuration.flushInterval) else {
+            guard pending > 0, force || now >= frameStarted + nanoseconds(clamping: configuration.flushInterval) else {
                 return nil
             }
         }
@@ -304,25 +377,46 @@ struct WriterState {
         return .resumed(droppedSamples: dropped)
     }
 
-    /// Writes the frame (when not empty), starting a segment first when needed.
+    /// Writes the frames that are not empty, each in one `write`, starting a segment first when needed. A frame
+    /// written is emptied, so that after a failure only what was not written is tried again.
     mutating func flush(now: UInt64) throws(MotionError) {
-        guard !frame.isEmpty else { return }
+        guard pending > 0 else { return }
         let offset: Double =
             switch clock {
             case .boottime: wallSeconds() - Double(clockNanoseconds(CLOCK_BOOTTIME)) / 1e9
             case .offset(let offset): offset
             }
-        frame.finish(clockOffset: offset)
-        if segment >= 0 && segmentSize + frame.bytes.count > configuration.segmentBytes {
+        var size = 0
+        if !frame.isEmpty { frame.finish(clockOffset: offset); size += frame.bytes.count }
+        if !motionFrame.isEmpty { motionFrame.finish(clockOffset: offset); size += motionFrame.bytes.count }
+        if !eventsFrame.isEmpty { eventsFrame.finish(clockOffset: offset); size += eventsFrame.bytes.count }
+        if segment >= 0 && segmentSize + size > configuration.segmentBytes {
             try finishSegment(now: now)
         }
         if segment < 0 { try startSegment(now: now) }
-        let frameSize = frame.bytes.count
-        let failure = frame.bytes.withUnsafeBytes { [segment] in Self.writeAll($0, to: segment) }
-        if let failure { throw writeFailed(failure) }
-        segmentSize += frameSize
-        unsynced = true
-        frame.reset()
+        for kind in [StoreFormat.Kind.samples, .deviceMotion, .events] {
+            let result =
+                switch kind {
+                case .samples: Self.write(&frame, to: segment)
+                case .deviceMotion: Self.write(&motionFrame, to: segment)
+                default: Self.write(&eventsFrame, to: segment)
+                }
+            switch result {
+            case .success(let written):
+                segmentSize += written
+                unsynced = unsynced || written > 0
+            case .failure(let error):
+                throw writeFailed(error)
+            }
+        }
+    }
+
+    /// Writes a finished frame unless it is empty, and empties it; the bytes written.
+    private static func write(_ builder: inout RecordFrameBuilder, to segment: Int32) -> Result<Int, SystemErrno> {
+        guard !builder.isEmpty else { return .success(0) }
+        if let failure = builder.bytes.withUnsafeBytes({ writeAll($0, to: segment) }) { return .failure(failure) }
+        defer { builder.reset() }
+        return .success(builder.bytes.count)
     }
 
     /// Writes `bytes` at the end of the file `descriptor`; on a failure, cuts what was written of them off again.
@@ -330,7 +424,7 @@ struct WriterState {
         var written = 0
         let start = lseek(descriptor, 0, SEEK_CUR)
         while written < bytes.count {
-            switch SystemErrno.retryingInterrupts({ write(descriptor, bytes.baseAddress! + written, bytes.count - written) }) {
+            switch SystemErrno.retryingInterrupts({ Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written) }) {
             case .success(let count):
                 written += count
             case .failure(let error):

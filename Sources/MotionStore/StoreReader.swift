@@ -5,7 +5,8 @@ import MotionSystem
 import Glibc
 #endif
 
-/// Samples a store holds (``MotionStore``), oldest first, a frame (about a second) at a time, with what is damaged
+/// Samples, device motion and events a store holds (``MotionStore``), oldest first, a frame (about a second) at a
+/// time, with what is damaged
 /// reported rather than thrown: any number of readers may read a store while its writer appends.
 ///
 /// ```swift
@@ -116,6 +117,30 @@ public struct StoreReader: Sendable {
                     case .failure(let reason):
                         damaged.append(StoreDamage(file: path, bytes: payload, reason: reason.text))
                     }
+                case .frame(.deviceMotion, let payload):
+                    switch FrameScan.deviceMotion(.init(rebasing: buffer[payload])) {
+                    case .success(let frame):
+                        let kept = frame.motion.filter {
+                            let unix = $0.timestamp + frame.offset
+                            return unix >= start && unix <= end
+                        }
+                        if !kept.isEmpty {
+                            found.append(StoredSamples(deviceMotion: kept, clockOffset: frame.offset, label: label))
+                        }
+                    case .failure(let reason):
+                        damaged.append(StoreDamage(file: path, bytes: payload, reason: reason.text))
+                    }
+                case .frame(.events, let payload):
+                    switch FrameScan.events(.init(rebasing: buffer[payload])) {
+                    case .success(let frame):
+                        let kept = frame.events.filter {
+                            let unix = $0.timestamp + frame.offset
+                            return unix >= start && unix <= end
+                        }
+                        if !kept.isEmpty { found.append(StoredSamples(events: kept, clockOffset: frame.offset, label: label)) }
+                    case .failure(let reason):
+                        damaged.append(StoreDamage(file: path, bytes: payload, reason: reason.text))
+                    }
                 }
             }
         }
@@ -132,15 +157,24 @@ public struct StoreReader: Sendable {
     }
 }
 
-/// One frame's samples from a store.
+/// One frame's records from a store: its samples, its device motion or its events (one of them not empty).
 public struct StoredSamples: Sendable {
     /// The samples, oldest first, with their timestamps as recorded (the source's clock, in seconds).
     public var samples: [MotionSample]
+    /// The device motion, oldest first, with its timestamps as recorded.
+    public var deviceMotion: [DeviceMotion] = []
+    /// The events (shakes, orientation changes), oldest first, with their timestamps as recorded.
+    public var events: [StoredEvent] = []
     /// Unix time minus the samples' clock, in seconds, measured when they were written: a sample's Unix time is
     /// `timestamp + clockOffset`.
     public var clockOffset: Double
     /// The label of the segment they come from (``MotionStore/Configuration/label``).
     public var label: String
+
+    init(samples: [MotionSample] = [], deviceMotion: [DeviceMotion] = [], events: [StoredEvent] = [], clockOffset: Double, label: String) {
+        (self.samples, self.deviceMotion, self.events) = (samples, deviceMotion, events)
+        (self.clockOffset, self.label) = (clockOffset, label)
+    }
 }
 
 /// Bytes of a store that hold no readable frame, and why: reported by ``StoreReader`` and skipped.
