@@ -1,6 +1,6 @@
 public import MotionCore
 import MotionDBus
-import MotionProtocol
+package import MotionProtocol
 import MotionSystem
 package import MotionTrace
 
@@ -64,10 +64,12 @@ package enum MotionServiceQuery {
     /// - Throws: `unsupported` when the service records no history, `deviceNotFound` when it is not running,
     ///   `permissionDenied` when polkit refuses, `invalidArgument` for a range the service refuses.
     package static func openHistory(
-        from start: Double, to end: Double, format: TraceFormat, sensors: SensorSet?, busAddress: String? = nil
+        from start: Double, to end: Double, format: TraceFormat, kind: Motion1Interface.HistoryKind = .samples,
+        sensors: SensorSet?, busAddress: String? = nil
     ) throws(MotionError) -> Int32 {
         let client = try ServiceClient(busAddress: busAddress)
-        let options: [(String, DBusValue)] = sensors.map { [(Motion1Interface.OptionKey.sensors, .strings($0.shortNameList))] } ?? []
+        var options: [(String, DBusValue)] = sensors.map { [(Motion1Interface.OptionKey.sensors, .strings($0.shortNameList))] } ?? []
+        if kind != .samples { options.append((Motion1Interface.OptionKey.kind, .string(kind.rawValue))) }
         let reply: [DBusValue]
         do {
             reply = try client.call(

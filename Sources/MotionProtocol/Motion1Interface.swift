@@ -40,7 +40,8 @@ package enum Motion1Interface {
         package static let streamStatistics = "StreamStatistics"
         /// `OpenHistory(d from, d to, s format, a{sv} options) → (h history)`: the samples the service recorded
         /// (`--history`) from `from` to `to` (Unix seconds; −∞ and +∞ for open ends) as a canonical trace with t in
-        /// Unix seconds, on the read end of a pipe that ends with the answer. Options: `sensors` (as).
+        /// Unix seconds, on the read end of a pipe that ends with the answer. Options: `kind` (s: `samples`, the
+        /// default, `device-motion` or `events`, as recorded) and, for samples, `sensors` (as).
         package static let openHistory = "OpenHistory"
     }
 
@@ -64,6 +65,18 @@ package enum Motion1Interface {
         package static let names = "names"
         /// `u`: how many records wait for a slow reader.
         package static let buffer = "buffer"
+        /// `s`: what a history query returns: `samples`, `device-motion` or `events` (``HistoryKind``).
+        package static let kind = "kind"
+    }
+
+    /// What a history query returns (`OpenHistory`'s `kind` option, `motionctl history --kind`).
+    package enum HistoryKind: String, Sendable, CaseIterable {
+        /// The recorded samples, as a canonical trace.
+        case samples
+        /// The recorded device motion: `motionctl attitude --all`'s records.
+        case deviceMotion = "device-motion"
+        /// The recorded shakes and orientation changes, as JSON objects (`# event:` lines in CSV).
+        case events
     }
 
     /// What flows on a stream (`OpenStream`'s `kind`).

@@ -1,5 +1,7 @@
 import MotionAlgorithms
+import Motion
 import MotionCore
+import MotionProtocol
 import MotionStore
 import MotionSystem
 import MotionTrace
@@ -8,9 +10,10 @@ import MotionTrace
 import Glibc
 #endif
 
-/// One `OpenHistory` query (`Docs/Service.md`, "History"): the store's samples in a range of Unix time, oldest
-/// first, written as a canonical trace (t in Unix seconds) to a pipe whose read end the client holds, by a thread
-/// of the query's own. Damaged parts of the store become `damaged` events (a `# event:` line in CSV).
+/// One `OpenHistory` query (`Docs/Service.md`, "History"): the store's samples, device motion or events in a range
+/// of Unix time, oldest first, written as a canonical trace, `attitude` records or events (t in Unix seconds) to a
+/// pipe whose read end the client holds, by a thread of the query's own. Damaged parts of the store become `damaged`
+/// events (a `# event:` line in CSV).
 ///
 /// The client may read as slowly as it likes, but not stop: after ``stallLimit`` seconds in which the pipe took
 /// nothing the query ends, so that a client that went silent holds no thread for long. The store is read a frame
@@ -30,8 +33,9 @@ final class HistoryQuery: Sendable {
         var start: Double
         var end: Double
         var format: TraceFormat
+        var kind: Motion1Interface.HistoryKind
         var sensors: SensorSet
-        /// The shortest interval between samples for this caller (0: as recorded), in seconds.
+        /// The shortest interval between samples (or device motion) for this caller (0: as recorded), in seconds.
         var minimumInterval: Double
     }
 
@@ -68,7 +72,21 @@ final class HistoryQuery: Sendable {
         metadata["generator"] = "motiond history"
         metadata["clock"] = "unix"
         if request.minimumInterval > 0 { metadata["update_interval_s"] = "\(request.minimumInterval)" }
-        let writer = TraceWriter(format: request.format, sensors: request.sensors, metadata: metadata)
+        let writer: TraceWriter
+        var values: [Double] = []
+        switch request.kind {
+        case .samples:
+            writer = TraceWriter(format: request.format, sensors: request.sensors, metadata: metadata)
+        case .deviceMotion:
+            metadata["quaternion"] = "scalar first, device to reference: v_ref = q v_device q*"
+            values = [Double](repeating: 0, count: OutputRecords.deviceMotionColumns.count)
+            // The columns are fixed names of letters: the writer accepts them.
+            writer = try! TraceWriter(
+                format: request.format, recordType: "attitude", columns: OutputRecords.deviceMotionColumns,
+                metadata: metadata)
+        case .events:
+            writer = TraceWriter(format: request.format, sensors: [], metadata: metadata)
+        }
         var gate = UpdateIntervalGate(interval: request.minimumInterval)
         var samples = 0
         do throws(MotionError) {
@@ -86,13 +104,31 @@ final class HistoryQuery: Sendable {
             }
             while let batch = try reader.next() {
                 try reportDamage()
-                for stored in batch.samples {
-                    var sample = stored.restricted(to: request.sensors)
-                    sample.timestamp += batch.clockOffset
-                    guard !sample.sensors.isEmpty, gate.admit(at: sample.timestamp) else { continue }
-                    try writer.write(sample)
-                    last = sample.timestamp
-                    samples += 1
+                switch request.kind {
+                case .samples:
+                    for stored in batch.samples {
+                        var sample = stored.restricted(to: request.sensors)
+                        sample.timestamp += batch.clockOffset
+                        guard !sample.sensors.isEmpty, gate.admit(at: sample.timestamp) else { continue }
+                        try writer.write(sample)
+                        last = sample.timestamp
+                        samples += 1
+                    }
+                case .deviceMotion:
+                    for motion in batch.deviceMotion {
+                        let time = motion.timestamp + batch.clockOffset
+                        guard gate.admit(at: time) else { continue }
+                        OutputRecords.fill(&values, with: motion, all: true)
+                        try writer.write(recordAt: time, values: values)
+                        last = time
+                        samples += 1
+                    }
+                case .events:
+                    for event in batch.events {
+                        try writer.writeEvent(type: event.type, timestamp: event.timestamp + batch.clockOffset, fields: event.fields)
+                        last = event.timestamp + batch.clockOffset
+                        samples += 1
+                    }
                 }
                 if let failure = send(writer) { return failure }
             }
@@ -103,7 +139,7 @@ final class HistoryQuery: Sendable {
             try? writer.writeEvent(type: "error", timestamp: 0, fields: [("message", .string(error.description))])
             return send(writer) ?? "error: \(error)"
         }
-        return send(writer) ?? "done: \(samples) samples"
+        return send(writer) ?? "done: \(samples) records"
     }
 
     /// Sends what the writer holds, waiting for the client to read; returns why the query must end, if it must.

@@ -1,7 +1,9 @@
 import Motion
 package import MotionCore
 package import MotionStore
+import MotionAlgorithms
 import MotionSystem
+import MotionTrace
 
 /// What `motiond --history DIR` records (`Docs/History.md`).
 package struct HistoryConfiguration: Sendable {
@@ -12,25 +14,42 @@ package struct HistoryConfiguration: Sendable {
     package var interval: Double
     /// The sensors recorded. Default the accelerometer.
     package var sensors: SensorSet
+    /// Device motion recorded too, in this frame, at ``interval``; `nil` (the default) for none.
+    package var deviceMotion: AttitudeReferenceFrame?
+    /// Whether shakes and device-orientation changes are recorded too. Default no.
+    package var events: Bool
     /// Retention and the store's other settings.
     package var store: MotionStore.Configuration
 
     package init(
         directory: String, interval: Double = 0.02, sensors: SensorSet = .accelerometer,
+        deviceMotion: AttitudeReferenceFrame? = nil, events: Bool = false,
         store: MotionStore.Configuration = MotionStore.Configuration()
     ) {
         self.directory = directory
         self.interval = interval
         self.sensors = sensors
+        self.deviceMotion = deviceMotion
+        self.events = events
         self.store = store
+    }
+
+    /// What is recorded, for the log and the store's label: `accel`, `accel, device motion (magnetic-north), events`.
+    var summary: String {
+        var parts = ["\(sensors)"]
+        if let deviceMotion { parts.append("device motion (\(deviceMotion.shortName))") }
+        if events { parts.append("events") }
+        return parts.joined(separator: ", ")
     }
 }
 
-/// Records the service's samples into a ``MotionStore`` through a ``QueuedSubscription`` at the history's
-/// interval (so the device runs at least at that rate while the service runs): the store is written every half
-/// second on the subscription's thread, never on the device's, so a SIGKILL loses at most about half a second.
+/// Records the service's samples (and device motion and events, when asked) into a ``MotionStore``, each through a
+/// ``QueuedSubscription`` at the history's interval (so the device runs at least at that rate while the service
+/// runs): the store is written every half second on the subscriptions' threads, never on the device's, so a SIGKILL
+/// loses at most about half a second.
 final class HistoryRecorder: Sendable {
-    private let subscription: QueuedSubscription
+    private let subscriptions: [QueuedSubscription]
+    private let store: MotionStore
     private let log: @Sendable (String) -> Void
 
     /// Opens the store (throwing when it cannot be written: the service then does not start) and starts recording.
@@ -38,28 +57,59 @@ final class HistoryRecorder: Sendable {
         throws(MotionError)
     {
         var storeConfiguration = configuration.store
-        if storeConfiguration.label.isEmpty { storeConfiguration.label = "motiond \(configuration.sensors)" }
+        if storeConfiguration.label.isEmpty { storeConfiguration.label = "motiond \(configuration.summary)" }
         let store = try MotionStore(directory: configuration.directory, clock: .boottime, configuration: storeConfiguration)
+        self.store = store
         self.log = log
-        subscription = QueuedSubscription(
-            manager: manager, sensors: configuration.sensors, interval: configuration.interval,
-            limit: storeConfiguration.maximumPendingSamples, name: "history", log: log,
-            drain: { samples in
-                if let event = store.append(contentsOf: samples) { log("history: \(event)") }
-                if let event = store.flush() { log("history: \(event)") }
-            },
-            finish: {
-                do {
-                    try store.close()
-                } catch {
-                    log("history: closing the store: \(error)")
-                }
-            })
-        log("history: recording \(configuration.sensors) every \(configuration.interval) s into \(configuration.directory)")
+        var kinds: [MotionRecordKind] = [.samples(configuration.sensors)]
+        if let frame = configuration.deviceMotion { kinds.append(.deviceMotion(frame)) }
+        if configuration.events { kinds += [.shake, .orientation] }
+        subscriptions = kinds.map { kind in
+            QueuedSubscription(
+                manager: manager, kind: kind, interval: kind == .shake || kind == .orientation ? 0 : configuration.interval,
+                limit: storeConfiguration.maximumPendingSamples, name: "history", log: log,
+                drain: { records in
+                    for record in records {
+                        if let event = Self.append(record, to: store) { log("history: \(event)") }
+                    }
+                    if let event = store.flush() { log("history: \(event)") }
+                },
+                finish: {})
+        }
+        log("history: recording \(configuration.summary) every \(configuration.interval) s into \(configuration.directory)")
+    }
+
+    /// Appends one record: samples and device motion as they are, shakes and orientation changes as the events
+    /// a `shake` or `orientation` stream gives (UIKit's orientation names).
+    private static func append(_ record: MotionRecord, to store: MotionStore) -> MotionStore.Event? {
+        switch record {
+        case .sample(let sample):
+            return store.append(sample)
+        case .deviceMotion(let motion):
+            return store.append(motion)
+        case .shake(let shake):
+            return store.appendEvent(type: "shake", timestamp: shake.timestamp, fields: OutputRecords.fields(of: shake))
+        case .orientation(let change):
+            var event: MotionStore.Event?
+            for report in OutputRecords.reports(of: change, iioSensorProxyNames: false) {
+                event =
+                    store.appendEvent(
+                        type: report.type, timestamp: change.timestamp,
+                        fields: [(report.type, .string(report.value)), ("previous", .string(report.previous))]) ?? event
+            }
+            return event
+        case .steps, .activity:
+            return nil
+        }
     }
 
     /// Stops recording: what is queued is written, the store flushed to the disk and closed.
     func stop() async {
-        await subscription.stop(log: log, name: "history")
+        for subscription in subscriptions { await subscription.stop(log: log, name: "history") }
+        do {
+            try store.close()
+        } catch {
+            log("history: closing the store: \(error)")
+        }
     }
 }

@@ -204,35 +204,54 @@ final class Motion1Service {
         guard let format = TraceFormat(rawValue: formatName) else {
             throw .invalidArguments("unknown format '\(StreamRequest.excerpt(formatName))': use csv or jsonl")
         }
-        guard options.count <= 1 else { throw .invalidArguments("\(options.count) options: OpenHistory takes sensors (as) only") }
+        guard options.count <= 2 else {
+            throw .invalidArguments("\(options.count) options: OpenHistory takes kind (s) and sensors (as) only")
+        }
         var sensors = history.sensors
+        var kind = Motion1Interface.HistoryKind.samples
         for (key, value) in options {
-            guard key == Motion1Interface.OptionKey.sensors, case .array("s", let names) = value,
-                names.count <= StreamRequest.maximumSensorNames
-            else {
+            switch (key, value) {
+            case (Motion1Interface.OptionKey.kind, .string(let name)):
+                guard let chosen = Motion1Interface.HistoryKind(rawValue: name) else {
+                    throw .invalidArguments(
+                        "unknown history kind '\(StreamRequest.excerpt(name))': use samples, device-motion or events")
+                }
+                kind = chosen
+            case (Motion1Interface.OptionKey.sensors, .array("s", let names)) where names.count <= StreamRequest.maximumSensorNames:
+                var chosen: SensorSet = []
+                for case .string(let name) in names {
+                    guard let sensor = SensorSet(shortNames: name), history.sensors.isSuperset(of: sensor) else {
+                        throw DBusErrorReply(
+                            Motion1Interface.unknownSensorError,
+                            "the history holds \(history.sensors), not '\(StreamRequest.excerpt(name))'")
+                    }
+                    chosen.formUnion(sensor)
+                }
+                guard !chosen.isEmpty else { throw .invalidArguments("the sensors option lists no sensor") }
+                sensors = chosen
+            default:
                 throw .invalidArguments(
                     "unknown option '\(StreamRequest.excerpt(key))' of type \(StreamRequest.excerpt(value.signature)): "
-                        + "OpenHistory takes sensors (as, at most 3 names)")
+                        + "OpenHistory takes kind (s) and sensors (as, at most 3 names)")
             }
-            var chosen: SensorSet = []
-            for case .string(let name) in names {
-                guard let sensor = SensorSet(shortNames: name), history.sensors.isSuperset(of: sensor) else {
-                    throw DBusErrorReply(
-                        Motion1Interface.unknownSensorError,
-                        "the history holds \(history.sensors), not '\(StreamRequest.excerpt(name))'")
-                }
-                chosen.formUnion(sensor)
-            }
-            guard !chosen.isEmpty else { throw .invalidArguments("the sensors option lists no sensor") }
-            sensors = chosen
+        }
+        switch kind {
+        case .deviceMotion where history.deviceMotion == nil:
+            throw DBusErrorReply(
+                Motion1Interface.noHistoryError, "the service records no device motion (motiond --history-device-motion)")
+        case .events where !history.events:
+            throw DBusErrorReply(Motion1Interface.noHistoryError, "the service records no events (motiond --history-events)")
+        default:
+            break
         }
         claimAuthorized(call, limits: { [weak self] user throws(DBusErrorReply) in
             try self?.checkHistoryLimits(user)
         }) { [weak self] user, privileged in
             guard let self else { return }
             let request = HistoryQuery.Request(
-                directory: history.directory, start: start, end: end, format: format, sensors: sensors,
-                minimumInterval: privileged || history.interval >= StreamRequest.highRateInterval
+                directory: history.directory, start: start, end: end, format: format, kind: kind, sensors: sensors,
+                // Events come at no rate: like orientation streams, they need no right.
+                minimumInterval: privileged || kind == .events || history.interval >= StreamRequest.highRateInterval
                     ? 0 : StreamRequest.highRateInterval)
             do throws(DBusErrorReply) {
                 try self.checkHistoryLimits(user)  // again: others may have started queries meanwhile

@@ -52,12 +52,12 @@ final class ServicePublisher: Sendable {
                 spool: spool, topic: MQTTTopics.samples(prefix: configuration.topic, host: host, input: "motiond"),
                 stream: SampleBatcher.streamID(host: host), seconds: QueuedSubscription.period))
         subscription = QueuedSubscription(
-            manager: manager, sensors: configuration.sensors, interval: configuration.interval, limit: 100_000,
+            manager: manager, kind: .samples(configuration.sensors), interval: configuration.interval, limit: 100_000,
             name: "publish", log: log,
             // Each hand-over's samples make a message, so none waits longer than the hand-over period for the spool
             // (a SIGKILL loses at most that), however slow the device.
-            drain: { samples in
-                batcher.add(samples, log: log)
+            drain: { records in
+                batcher.add(records.compactMap { if case .sample(let sample) = $0 { sample } else { nil } }, log: log)
                 batcher.finish(log: log)
             },
             finish: { batcher.finish(log: log) })

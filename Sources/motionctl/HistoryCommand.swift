@@ -1,6 +1,8 @@
 import ArgumentParser
+import Motion
 import MotionClient
 import MotionCore
+import MotionProtocol
 import MotionStore
 import MotionSystem
 import MotionTrace
@@ -9,12 +11,12 @@ import MotionTrace
 import Glibc
 #endif
 
-/// `motionctl history`: the samples a history store holds (`motiond --history DIR`, or any `MotionStore`), oldest
-/// first, as a canonical trace stamped in Unix time.
+/// `motionctl history`: the samples, device motion or events a history store holds (`motiond --history DIR`, or any
+/// `MotionStore`), oldest first, stamped in Unix time.
 struct HistoryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
-        abstract: "Print the samples kept in a history store, oldest first.",
+        abstract: "Print the samples, device motion or events kept in a history store, oldest first.",
         discussion: """
             Reads the store in --store (the folder given to motiond --history; reading needs only read access, \
             also while it is written), or with --service asks the motion service for it (at most 25 Hz without \
@@ -22,7 +24,9 @@ struct HistoryCommand: ParsableCommand {
             Unix seconds (the samples' own clock plus the offset measured when they were written), so that a \
             history spanning reboots stays in order. --since SECONDS takes the last SECONDS until now; --from and \
             --to take Unix times; without them, everything. Damaged parts of the store are skipped and reported on \
-            stderr, the rest is printed (status 0). See Docs/History.md.
+            stderr, the rest is printed (status 0). --kind device-motion prints the recorded device motion \
+            (motiond --history-device-motion) as motionctl attitude --all does, --kind events the recorded shakes \
+            and orientation changes (motiond --history-events). See Docs/History.md.
             """
     )
 
@@ -47,6 +51,11 @@ struct HistoryCommand: ParsableCommand {
     @Option(help: "Output format: csv or jsonl.")
     var format: TraceFormat = .csv
 
+    @Option(help: "What to print: samples, device-motion or events.")
+    var kind = "samples"
+
+    var historyKind: Motion1Interface.HistoryKind { Motion1Interface.HistoryKind(rawValue: kind) ?? .samples }
+
     func validate() throws {
         guard (store == nil) != !service else { throw ValidationError("give one of --store DIR or --service") }
         if let since {
@@ -57,6 +66,10 @@ struct HistoryCommand: ParsableCommand {
             if let value, !value.isFinite { throw ValidationError("\(name) must be a Unix time in seconds, not \(value)") }
         }
         if let from, let to, from > to { throw ValidationError("--from (\(from)) is after --to (\(to))") }
+        guard Motion1Interface.HistoryKind(rawValue: kind) != nil else {
+            throw ValidationError("--kind must be samples, device-motion or events, not '\(kind)'")
+        }
+        if sensors != nil && historyKind != .samples { throw ValidationError("--sensors goes with --kind samples only") }
         if let sensors, SensorSet(shortNames: sensors) == nil {
             throw ValidationError("--sensors must list accel, gyro or mag (comma-separated), not '\(sensors)'")
         }
@@ -69,7 +82,8 @@ struct HistoryCommand: ParsableCommand {
             let start = since.map { now - $0 } ?? from ?? -.infinity
             guard let store else {
                 let answer = try MotionServiceQuery.openHistory(
-                    from: start, to: to ?? .infinity, format: format, sensors: sensors.flatMap(SensorSet.init(shortNames:)))
+                    from: start, to: to ?? .infinity, format: format, kind: historyKind,
+                    sensors: sensors.flatMap(SensorSet.init(shortNames:)))
                 defer { close(answer) }
                 try copyToEnd(answer)
                 return
@@ -87,9 +101,14 @@ struct HistoryCommand: ParsableCommand {
                 for damage in reader.damage.dropFirst(reported) { printToStandardError("motionctl: warning: \(damage)") }
                 reported = reader.damage.count
             }
+            if historyKind != .samples {
+                try printRecords(&reader, metadata: metadata, report: reportDamage)
+                return
+            }
             while let batch = try reader.next() {
                 reportDamage(reader)
                 if Interruption.isRequested { break }
+                guard !batch.samples.isEmpty else { continue }
                 let batchSensors = batch.samples.reduce(into: SensorSet()) { $0.formUnion($1.sensors) }
                 if writer == nil {
                     if columns == nil { columns = batchSensors }
@@ -125,6 +144,39 @@ struct HistoryCommand: ParsableCommand {
         } catch {
             throw report(error)
         }
+    }
+}
+
+extension HistoryCommand {
+    /// Prints the device motion (as `attitude` records) or the events of `reader`'s range.
+    func printRecords(
+        _ reader: inout StoreReader, metadata: TraceMetadata, report: (StoreReader) -> Void
+    ) throws(MotionError) {
+        var metadata = metadata
+        let writer: TraceWriter
+        var values: [Double] = []
+        if historyKind == .deviceMotion {
+            metadata["quaternion"] = "scalar first, device to reference: v_ref = q v_device q*"
+            values = [Double](repeating: 0, count: OutputRecords.deviceMotionColumns.count)
+            writer = try TraceWriter(
+                fileDescriptor: 1, name: "<stdout>", format: format, recordType: "attitude",
+                columns: OutputRecords.deviceMotionColumns, metadata: metadata)
+        } else {
+            writer = try TraceWriter(fileDescriptor: 1, name: "<stdout>", format: format, sensors: [], metadata: metadata)
+        }
+        while let batch = try reader.next() {
+            report(reader)
+            if Interruption.isRequested { break }
+            for motion in batch.deviceMotion where historyKind == .deviceMotion {
+                OutputRecords.fill(&values, with: motion, all: true)
+                try writer.write(recordAt: motion.timestamp + batch.clockOffset, values: values)
+            }
+            for event in batch.events where historyKind == .events {
+                try writer.writeEvent(type: event.type, timestamp: event.timestamp + batch.clockOffset, fields: event.fields)
+            }
+        }
+        report(reader)
+        try writer.flush()
     }
 }
 

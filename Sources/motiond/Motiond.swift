@@ -84,6 +84,13 @@ struct Motiond: ParsableCommand, Sendable {
     @Option(help: "The sensors recorded: a comma-separated list of accel, gyro, mag.")
     var historySensors = "accel"
 
+    @Option(
+        help: "Record device motion too, at the history's interval, in this frame: arbitrary, arbitrary-corrected, magnetic-north or true-north (motionctl history --kind device-motion).")
+    var historyDeviceMotion: String?
+
+    @Flag(help: "Record shakes and device-orientation changes too (motionctl history --kind events).")
+    var historyEvents = false
+
     @Option(help: "Seconds the history keeps samples (whole segments go once their last write is older).")
     var historyMaxAge = MotionStore.Configuration().maximumAge
 
@@ -141,7 +148,10 @@ struct Motiond: ParsableCommand, Sendable {
         var store = MotionStore.Configuration()
         store.maximumAge = historyMaxAge
         store.maximumBytes = historyMaxSize
-        return HistoryConfiguration(directory: history, interval: historyInterval, sensors: sensors, store: store)
+        return HistoryConfiguration(
+            directory: history, interval: historyInterval, sensors: sensors,
+            deviceMotion: historyDeviceMotion.flatMap(AttitudeReferenceFrame.init(shortName:)), events: historyEvents,
+            store: store)
     }
 
     /// The limits the options give.
@@ -187,6 +197,13 @@ struct Motiond: ParsableCommand, Sendable {
         }
         guard historyInterval >= 0.001, historyInterval <= 10 else {
             throw ValidationError("--history-interval must be from 0.001 to 10 seconds, not \(historyInterval)")
+        }
+        if let historyDeviceMotion, AttitudeReferenceFrame(shortName: historyDeviceMotion) == nil {
+            throw ValidationError(
+                "--history-device-motion must be arbitrary, arbitrary-corrected, magnetic-north or true-north, not '\(historyDeviceMotion)'")
+        }
+        if (historyDeviceMotion != nil || historyEvents) && history == nil {
+            throw ValidationError("--history-device-motion and --history-events need --history DIR")
         }
         guard SensorSet(shortNames: historySensors) != nil else {
             throw ValidationError("--history-sensors must list accel, gyro or mag (comma-separated), not '\(historySensors)'")

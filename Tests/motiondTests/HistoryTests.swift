@@ -269,6 +269,100 @@ struct HistoryQueryTests {
         }
     }
 
+    /// `count` scans of the 9-axis IMU from scan `first`, 10 ms apart, with the accelerometer's raw reading `accel`
+    /// (1024 ≈ 1 g) and a steady gyroscope bias and field; fed 10 at a time.
+    static func feedIMU(_ testbed: Testbed, from first: Int, count: Int, accel: (Int64, Int64, Int64)) async throws {
+        for batch in stride(from: first, to: first + count, by: 10) {
+            let rows = (batch..<batch + 10).map { i in
+                [accel.0, accel.1, accel.2, 10, -20, 30, 2200, 0, -4000, 1_000_000_000 + Int64(i) * 10_000_000]
+            }
+            try testbed.feed(
+                "/dev/iio:device0", CalibrationPersistenceTests.encoder.encode(rows: rows),
+                scanSize: CalibrationPersistenceTests.encoder.scanSize, timeout: 10)
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    @Test("Device motion and events recorded beside the samples, read from the store and through the service, with rights")
+    func deviceMotionAndEvents() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(CalibrationPersistenceTests.imu())
+            let bus = try await PrivateSystemBus()
+            defer { bus.stop() }
+            let fixture = ServiceFixture(testbed: testbed, bus: bus, accelerometer: path)
+            let (parent, directory) = try HistoryTests.historyFolder()
+            defer { try? FileManager.default.removeItem(atPath: parent) }
+            // All three sensors recorded: the device opens with all nine channels from the start, as the scans have.
+            let service = try await fixture.startService([
+                "--history", directory, "--history-sensors", "accel,gyro,mag", "--history-device-motion", "magnetic-north",
+                "--history-events",
+            ])
+            defer { service.stop() }
+            #expect(service.text.contains("accel,gyro,mag, device motion (magnetic-north), events"), "\(service.text)")
+            #expect(await eventually { testbed.attribute(path, "buffer/enable") == "1" })
+            // 3 s face up, then 3 s upright in portrait: an orientation change.
+            try await Self.feedIMU(testbed, from: 0, count: 300, accel: (0, 0, 1024))
+            try await Self.feedIMU(testbed, from: 300, count: 300, accel: (0, -1024, 0))
+            var motion: [String] = []
+            var events: [String] = []
+            for _ in 0..<50 {
+                motion = try await HistoryTests.history(directory, ["--kind", "device-motion"]).rows
+                events = try await HistoryTests.history(directory, ["--kind", "events", "--format", "jsonl"]).rows
+                if motion.count >= 290 && events.contains(where: { $0.contains("portrait") }) { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            // 6 s at the history's 50 Hz; the columns of motionctl attitude --all; gravity first down the z axis.
+            #expect(motion.count >= 290 && motion.count <= 301, "\(motion.count) rows")
+            // Every row's attitude a rotation and its gravity a unit vector (the columns of motionctl attitude --all:
+            // t, qw…qz, roll, pitch, yaw, rx…rz, gravx…gravz, …); the device turned between the first and last row.
+            let rows = motion.map { $0.split(separator: ",").compactMap { Double($0) } }
+            #expect(rows.allSatisfy { $0.count == 22 }, "\(motion.first ?? "none")")
+            if let firstRow = rows.first, let lastRow = rows.last, rows.allSatisfy({ $0.count == 22 }) {
+                func norm(_ row: [Double], _ range: ClosedRange<Int>) -> Double { row[range].reduce(0) { $0 + $1 * $1 }.squareRoot() }
+                #expect(rows.allSatisfy { abs(norm($0, 1...4) - 1) < 1e-9 && abs(norm($0, 11...13) - 1) < 1e-6 })
+                let turned = zip(firstRow[11...13], lastRow[11...13]).reduce(0) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) }.squareRoot()
+                #expect(turned > 0.5, "gravity \(firstRow[11...13]) then \(lastRow[11...13])")
+            }
+            #expect(
+                events.contains { $0.contains("\"type\":\"orientation\"") && $0.contains("\"orientation\":\"portrait\"") },
+                "\(events); \(service.text)")
+            let header = try await Process.output(
+                of: HistoryTests.motionctl, ["history", "--store", directory, "--kind", "device-motion"], mergingStandardError: false).1
+            #expect(header.contains("t,qw,qx,qy,qz,roll,pitch,yaw"), "\(header.prefix(600))")
+
+            // Through the service: root as recorded, uid 65534 on the 25 Hz grid; events for both.
+            let root = try await HistoryQueryTests.query(fixture, ["--kind", "device-motion"])
+            #expect(root.status == 0 && root.rows.count == motion.count, "\(root.rows.count) rows: \(root.output.suffix(300))")
+            let other = try await HistoryQueryTests.query(fixture, ["--kind", "device-motion"], launcher: HistoryQueryTests.nobody)
+            #expect(other.status == 0, "\(other.output.suffix(300))")
+            #expect(abs(other.rows.count - motion.count / 2) <= 2, "\(other.rows.count) rows for uid 65534 of \(motion.count)")
+            let otherEvents = try await HistoryQueryTests.query(
+                fixture, ["--kind", "events", "--format", "jsonl"], launcher: HistoryQueryTests.nobody)
+            #expect(otherEvents.output.contains("\"orientation\":\"portrait\""), "\(otherEvents.output.suffix(400))")
+            let bogus = try await fixture.bus.busctl([
+                "call", "org.swiftmotion.Motion1", "/org/swiftmotion/Motion1", "org.swiftmotion.Motion1",
+                "OpenHistory", "ddsa{sv}", "0", "1", "csv", "1", "kind", "s", "steps",
+            ])
+            #expect(bogus.status != 0 && bogus.output.contains("use samples, device-motion or events"), "\(bogus.output)")
+        }
+    }
+
+    @Test("Device motion or events not recorded: the query says which option records them")
+    func kindNotRecorded() async throws {
+        try await Testbed.run { testbed in
+            let fixture = try await ServiceFixture.makeBuffered(testbed)
+            defer { fixture.stop() }
+            let (parent, directory) = try HistoryTests.historyFolder()
+            defer { try? FileManager.default.removeItem(atPath: parent) }
+            let service = try await fixture.startService(["--history", directory])
+            defer { service.stop() }
+            let motion = try await Self.query(fixture, ["--kind", "device-motion"])
+            #expect(motion.status != 0 && motion.output.contains("--history-device-motion"), "\(motion.output)")
+            let events = try await Self.query(fixture, ["--kind", "events"])
+            #expect(events.status != 0 && events.output.contains("--history-events"), "\(events.output)")
+        }
+    }
+
     @Test("A service without --history says so")
     func noHistory() async throws {
         try await Testbed.run { testbed in
