@@ -30,8 +30,12 @@ public struct MotionHistory: Sendable {
     public func accelerometerData(
         from start: Double, to end: Double, damage: (@Sendable (StoreDamage) -> Void)? = nil
     ) -> MotionHistoryBatches<AccelerometerData> {
-        MotionHistoryBatches(directory: directory, start: start, end: end, damage: damage) { sample in
-            sample.acceleration.map { AccelerometerData(timestamp: sample.timestamp, acceleration: $0) }
+        MotionHistoryBatches(directory: directory, start: start, end: end, damage: damage) { batch in
+            batch.samples.compactMap { sample in
+                sample.acceleration.map {
+                    AccelerometerData(timestamp: sample.timestamp + batch.clockOffset, acceleration: $0)
+                }
+            }
         }
     }
 
@@ -39,7 +43,41 @@ public struct MotionHistory: Sendable {
     public func samples(
         from start: Double, to end: Double, damage: (@Sendable (StoreDamage) -> Void)? = nil
     ) -> MotionHistoryBatches<MotionSample> {
-        MotionHistoryBatches(directory: directory, start: start, end: end, damage: damage) { $0 }
+        MotionHistoryBatches(directory: directory, start: start, end: end, damage: damage) { batch in
+            batch.samples.map { sample in
+                var sample = sample
+                sample.timestamp += batch.clockOffset
+                return sample
+            }
+        }
+    }
+
+    /// The recorded device motion (`motiond --history-device-motion`, or `MotionStore.append(_:)` of device motion)
+    /// from `start` to `end` (Unix seconds, as its timestamps), oldest first, in batches.
+    public func deviceMotion(
+        from start: Double, to end: Double, damage: (@Sendable (StoreDamage) -> Void)? = nil
+    ) -> MotionHistoryBatches<DeviceMotion> {
+        MotionHistoryBatches(directory: directory, start: start, end: end, damage: damage) { batch in
+            batch.deviceMotion.map { motion in
+                var motion = motion
+                motion.timestamp += batch.clockOffset
+                return motion
+            }
+        }
+    }
+
+    /// The recorded events (`motiond --history-events`: shakes and orientation changes) from `start` to `end` (Unix
+    /// seconds, as their timestamps), oldest first, in batches.
+    public func events(
+        from start: Double, to end: Double, damage: (@Sendable (StoreDamage) -> Void)? = nil
+    ) -> MotionHistoryBatches<StoredEvent> {
+        MotionHistoryBatches(directory: directory, start: start, end: end, damage: damage) { batch in
+            batch.events.map { event in
+                var event = event
+                event.timestamp += batch.clockOffset
+                return event
+            }
+        }
     }
 }
 
@@ -52,11 +90,12 @@ public struct MotionHistoryBatches<Reading: Sendable>: AsyncSequence, Sendable {
     let start: Double
     let end: Double
     let damage: (@Sendable (StoreDamage) -> Void)?
-    let transform: @Sendable (MotionSample) -> Reading?
+    /// The readings of one batch of the store, stamped in Unix time.
+    let transform: @Sendable (StoredSamples) -> [Reading]
 
     init(
         directory: String, start: Double, end: Double, damage: (@Sendable (StoreDamage) -> Void)?,
-        transform: @escaping @Sendable (MotionSample) -> Reading?
+        transform: @escaping @Sendable (StoredSamples) -> [Reading]
     ) {
         self.directory = directory
         self.start = start
@@ -141,11 +180,7 @@ final class QueryReader: Sendable {
                     state.finished = true
                     return .success(nil)
                 }
-                let readings = batch.samples.compactMap { sample -> Reading? in
-                    var sample = sample
-                    sample.timestamp += batch.clockOffset
-                    return batches.transform(sample)
-                }
+                let readings = batches.transform(batch)
                 if !readings.isEmpty { return .success(readings) }
             }
         }

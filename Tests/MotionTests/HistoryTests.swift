@@ -2,6 +2,7 @@ import Foundation
 import Motion
 import MotionCore
 import MotionStore
+import MotionTrace
 import Testing
 
 /// `MotionManager.record(into:)` and `MotionHistory`: Core Motion's sensor recorder, recorded and queried.
@@ -34,6 +35,36 @@ import Testing
         var all: [MotionSample] = []
         for try await batch in MotionHistory(directory: directory).samples(from: -.infinity, to: .infinity) { all += batch }
         #expect(all.count == 500 && all.allSatisfy { $0.rotationRate == nil && $0.acceleration != nil })
+    }
+
+    @Test func deviceMotionAndEventsComeBackInUnixTime() async throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try MotionStore(directory: directory, clock: .offset(1_700_000_000))
+        for i in 0..<500 {  // 10 s at 50 Hz, turning about z
+            let attitude = Attitude(roll: 0, pitch: 0, yaw: 0.01 * Double(i))
+            store.append(
+                DeviceMotion(
+                    timestamp: Double(i) / 50, attitude: attitude, referenceFrame: .xArbitraryZVertical,
+                    rotationRate: RotationRate(x: 0, y: 0, z: 0.5), gravity: attitude.gravity,
+                    userAcceleration: Acceleration(x: 0, y: 0, z: 0)))
+        }
+        for second in 0..<10 {
+            store.appendEvent(type: "shake", timestamp: Double(second) + 0.5, fields: [("phase", "ended"), ("strokes", 4)])
+        }
+        try store.close()
+        var motion: [DeviceMotion] = []
+        for try await batch in MotionHistory(directory: directory).deviceMotion(from: 1_700_000_002, to: 1_700_000_004) {
+            motion += batch
+        }
+        #expect(motion.map(\.timestamp) == (100...200).map { 1_700_000_000 + Double($0) / 50 })
+        #expect(motion.allSatisfy { abs($0.attitude.yaw - 0.01 * ($0.timestamp - 1_700_000_000) * 50) < 1e-5 })
+        var events: [StoredEvent] = []
+        for try await batch in MotionHistory(directory: directory).events(from: 1_700_000_002, to: 1_700_000_004) {
+            events += batch
+        }
+        #expect(events.map(\.timestamp) == [1_700_000_002.5, 1_700_000_003.5])
+        #expect(events.allSatisfy { $0.type == "shake" && $0.fields.count == 2 })
     }
 
     @Test func damageIsHeardOfAndAMissingStoreThrows() async throws {
