@@ -21,7 +21,7 @@ import Glibc
 /// counted whole): the store stays within that size, or a frame more when a single frame is larger than a
 /// segment.
 ///
-/// When a write fails (a full disk, say), recording pauses: ``append(_:)`` returns ``Event/paused(_:)`` once,
+/// When a write fails (a full disk, say), recording pauses: `append(_:)` returns ``Event/paused(_:)`` once,
 /// samples are kept in memory up to ``Configuration/maximumPendingSamples`` and later ones counted and dropped,
 /// and the write is tried again every ``Configuration/retryInterval``; ``Event/resumed(droppedSamples:)`` says
 /// when it works again. Nothing else stops.
@@ -179,7 +179,7 @@ public final class MotionStore: Sendable {
         state.withLock { $0.append(StoredEvent(type: type, timestamp: timestamp, fields: fields), now: monotonicNanoseconds()) }
     }
 
-    /// Appends `samples` in order; see ``append(_:)``.
+    /// Appends `samples` in order; see `append(_:)` of a sample.
     /// - Returns: The last event, when recording paused or resumed.
     @discardableResult
     public func append(contentsOf samples: some Sequence<MotionSample>) -> Event? {

@@ -222,7 +222,7 @@ public struct StoredEvent: Sendable {
     public var type: String
     /// When it happened, in seconds on the source's clock.
     public var timestamp: Double
-    /// Its fields, in order, as ``TraceWriter/writeEvent(type:timestamp:fields:)`` takes them.
+    /// Its fields, in order, as `TraceWriter.writeEvent(type:timestamp:fields:)` takes them.
     public var fields: [(String, EventValue)]
 
     /// Creates an event.
