@@ -11,7 +11,10 @@
 #
 # fleet: `motion-publish-fleet` (Benchmarks/PublishFleet): FLEET_DEVICES (1000) simulated devices in one process,
 # each with its own spool and publisher, publishing the accelerometer at FLEET_RATE Hz (50) in messages of 0.5 s for
-# FLEET_SECONDS (180); the broker is stopped at OUTAGE_AT seconds (30) for OUTAGE_SECONDS (60) and started again.
+# FLEET_SECONDS (180), sensors FLEET_SENSORS (accel); the broker is stopped at OUTAGE_AT seconds (30) for
+# OUTAGE_SECONDS (60) and started again. A ten-minute outage in wall time of one device with three sensors at 100 Hz:
+#   FLEET_DEVICES=1 FLEET_RATE=100 FLEET_SENSORS=accel,gyro,mag FLEET_SECONDS=720 OUTAGE_SECONDS=600 \
+#   Scripts/benchmark-publish.sh fleet
 # A persistent subscriber checks every device's sequence numbers: every message once, no hole. Prints the
 # broker's CPU and memory, the publishers' process's, and how long the fleet took to catch up after the outage.
 set -euo pipefail
@@ -83,7 +86,7 @@ usage_of() { echo "$(awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$1/stat")
 
 fleet_figures() {
     local devices="${FLEET_DEVICES:-1000}" rate="${FLEET_RATE:-50}" seconds="${FLEET_SECONDS:-180}"
-    local outage_at="${OUTAGE_AT:-30}" outage_seconds="${OUTAGE_SECONDS:-60}"
+    local outage_at="${OUTAGE_AT:-30}" outage_seconds="${OUTAGE_SECONDS:-60}" sensors="${FLEET_SENSORS:-accel}"
     printf 'persistence true\npersistence_location %s/\nmax_queued_messages 0\nmax_inflight_messages 100\n' "$work" \
         >> "$work/mosquitto.conf"
     mkdir -p "$work/spools"
@@ -96,7 +99,7 @@ fleet_figures() {
     sleep 0.5
     local start=$SECONDS
     "$fleet" --broker "mqtt://127.0.0.1:$port" --topic fleet --spools "$work/spools" --devices "$devices" \
-        --rate "$rate" --seconds "$seconds" --drain-timeout 600 > "$work/fleet.log" 2>&1 &
+        --rate "$rate" --sensors "$sensors" --seconds "$seconds" --drain-timeout 600 > "$work/fleet.log" 2>&1 &
     local simulator=$!
     sleep "$outage_at"
     read -r cpu1 memory1 <<< "$(usage_of "$broker")"

@@ -283,12 +283,10 @@ struct WriterState {
             rejected += 1
             return nil
         }
-        let (room, event) = makeRoom(now: now)
-        guard room else { return event }
-        if pending == 0 { frameStarted = now }
-        frame.append(sample)
-        lastTime = sample.timestamp
-        return event ?? flushIfDue(now: now)
+        return admit(now: now) { state in
+            state.frame.append(sample)
+            state.lastTime = sample.timestamp
+        }
     }
 
     mutating func append(_ motion: DeviceMotion, now: UInt64) -> MotionStore.Event? {
@@ -302,12 +300,10 @@ struct WriterState {
             rejected += 1
             return nil
         }
-        let (room, event) = makeRoom(now: now)
-        guard room else { return event }
-        if pending == 0 { frameStarted = now }
-        motionFrame.append(motion)
-        lastMotionTime = motion.timestamp
-        return event ?? flushIfDue(now: now)
+        return admit(now: now) { state in
+            state.motionFrame.append(motion)
+            state.lastMotionTime = motion.timestamp
+        }
     }
 
     mutating func append(_ event: StoredEvent, now: UInt64) -> MotionStore.Event? {
@@ -324,12 +320,19 @@ struct WriterState {
             rejected += 1
             return nil
         }
-        let (room, storeEvent) = makeRoom(now: now)
-        guard room else { return storeEvent }
+        return admit(now: now) { state in
+            state.eventsFrame.append(event: event.type, timestamp: event.timestamp, fields: event.fields)
+            state.lastEventTime = event.timestamp
+        }
+    }
+
+    /// Adds a checked record with `add` when there is room (see ``makeRoom(now:)``), and writes the frames when due.
+    private mutating func admit(now: UInt64, _ add: (inout WriterState) -> Void) -> MotionStore.Event? {
+        let (room, event) = makeRoom(now: now)
+        guard room else { return event }
         if pending == 0 { frameStarted = now }
-        eventsFrame.append(event: event.type, timestamp: event.timestamp, fields: event.fields)
-        lastEventTime = event.timestamp
-        return storeEvent ?? flushIfDue(now: now)
+        add(&self)
+        return event ?? flushIfDue(now: now)
     }
 
     /// Records waiting in memory.

@@ -231,14 +231,7 @@ struct HistoryQueryTests {
 
     @Test("A flood of history queries from one user stops at its limit; root's query and the user's later ones are served")
     func queryFlood() async throws {
-        try await Testbed.run { testbed in
-            let fixture = try await ServiceFixture.makeBuffered(testbed)
-            defer { fixture.stop() }
-            let (parent, directory) = try HistoryTests.historyFolder()
-            defer { try? FileManager.default.removeItem(atPath: parent) }
-            try Self.fillStore(directory, count: 20_000)
-            let service = try await fixture.startService(["--history", directory])
-            defer { service.stop() }
+        try await Self.withHistoryService(prepare: { try Self.fillStore($0, count: 20_000) }) { fixture, service in
             // uid 65534: 3 connections × 3 queries, none read: 2 run, the other 7 are refused with the limit named.
             let attacker = try HostileClient.start(fixture.bus, ["history", "3", "3"])
             defer { attacker.stop() }
@@ -347,15 +340,27 @@ struct HistoryQueryTests {
         }
     }
 
-    @Test("Device motion or events not recorded: the query says which option records them")
-    func kindNotRecorded() async throws {
+    /// Runs `body` with motiond recording a history (`--history DIR arguments…`) on the buffered accelerometer;
+    /// `prepare` gets the store's folder before the service starts.
+    static func withHistoryService(
+        _ arguments: [String] = [], prepare: (String) throws -> Void = { _ in },
+        _ body: (ServiceFixture, ChildProcess) async throws -> Void
+    ) async throws {
         try await Testbed.run { testbed in
             let fixture = try await ServiceFixture.makeBuffered(testbed)
             defer { fixture.stop() }
             let (parent, directory) = try HistoryTests.historyFolder()
             defer { try? FileManager.default.removeItem(atPath: parent) }
-            let service = try await fixture.startService(["--history", directory])
+            try prepare(directory)
+            let service = try await fixture.startService(["--history", directory] + arguments)
             defer { service.stop() }
+            try await body(fixture, service)
+        }
+    }
+
+    @Test("Device motion or events not recorded: the query says which option records them")
+    func kindNotRecorded() async throws {
+        try await Self.withHistoryService { fixture, _ in
             let motion = try await Self.query(fixture, ["--kind", "device-motion"])
             #expect(motion.status != 0 && motion.output.contains("--history-device-motion"), "\(motion.output)")
             let events = try await Self.query(fixture, ["--kind", "events"])
