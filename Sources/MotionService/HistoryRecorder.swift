@@ -43,12 +43,12 @@ package struct HistoryConfiguration: Sendable {
     }
 }
 
-/// Records the service's samples (and device motion and events, when asked) into a ``MotionStore``, each through a
+/// Records the service's samples (and device motion and events, when asked) into a ``MotionStore`` through a
 /// ``QueuedSubscription`` at the history's interval (so the device runs at least at that rate while the service
-/// runs): the store is written every half second on the subscriptions' threads, never on the device's, so a SIGKILL
+/// runs): the store is written every half second on the subscription's thread, never on the device's, so a SIGKILL
 /// loses at most about half a second.
 final class HistoryRecorder: Sendable {
-    private let subscriptions: [QueuedSubscription]
+    private let subscription: QueuedSubscription
     private let store: MotionStore
     private let log: @Sendable (String) -> Void
 
@@ -61,21 +61,20 @@ final class HistoryRecorder: Sendable {
         let store = try MotionStore(directory: configuration.directory, clock: .boottime, configuration: storeConfiguration)
         self.store = store
         self.log = log
-        var kinds: [MotionRecordKind] = [.samples(configuration.sensors)]
-        if let frame = configuration.deviceMotion { kinds.append(.deviceMotion(frame)) }
-        if configuration.events { kinds += [.shake, .orientation] }
-        subscriptions = kinds.map { kind in
-            QueuedSubscription(
-                manager: manager, kind: kind, interval: kind == .shake || kind == .orientation ? 0 : configuration.interval,
-                limit: storeConfiguration.maximumPendingSamples, name: "history", log: log,
-                drain: { records in
-                    for record in records {
-                        if let event = Self.append(record, to: store) { log("history: \(event)") }
-                    }
-                    if let event = store.flush() { log("history: \(event)") }
-                },
-                finish: {})
-        }
+        var kinds: [(kind: MotionRecordKind, interval: Double)] = [(.samples(configuration.sensors), configuration.interval)]
+        if let frame = configuration.deviceMotion { kinds.append((.deviceMotion(frame), configuration.interval)) }
+        if configuration.events { kinds += [(.shake, 0), (.orientation, 0)] }
+        // One queue for every kind: the records in the order the device's thread made them, so that the events of
+        // two kinds reach the store in time order.
+        subscription = QueuedSubscription(
+            manager: manager, kinds: kinds, limit: storeConfiguration.maximumPendingSamples, name: "history", log: log,
+            drain: { records in
+                for record in records {
+                    if let event = Self.append(record, to: store) { log("history: \(event)") }
+                }
+                if let event = store.flush() { log("history: \(event)") }
+            },
+            finish: {})
         log("history: recording \(configuration.summary) every \(configuration.interval) s into \(configuration.directory)")
     }
 
@@ -105,7 +104,7 @@ final class HistoryRecorder: Sendable {
 
     /// Stops recording: what is queued is written, the store flushed to the disk and closed.
     func stop() async {
-        for subscription in subscriptions { await subscription.stop(log: log, name: "history") }
+        await subscription.stop(log: log, name: "history")
         do {
             try store.close()
         } catch {

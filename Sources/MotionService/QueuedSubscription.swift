@@ -2,9 +2,9 @@ import Motion
 import MotionCore
 import MotionSystem
 
-/// A subscription of the service's `MotionManager` to records (samples, device motion, events) at an interval, whose
-/// records wait in a bounded queue (filled on the device's thread, which never waits) and are handed in batches, every ``period`` seconds, to a
-/// sink on a thread of the subscription's own: for sinks that write files (the history) or spool messages (the
+/// Subscriptions of the service's `MotionManager` to records (samples, device motion, events), each at an interval,
+/// whose records wait in one bounded queue (filled on the device's thread, which never waits, so in the order they
+/// were made) and are handed in batches, every ``period`` seconds, to a sink on a thread of the subscription's own: for sinks that write files (the history) or spool messages (the
 /// publisher), so that the device's thread never waits for a disk.
 final class QueuedSubscription: Sendable {
     /// How often the queue is handed to the sink, in seconds.
@@ -12,7 +12,7 @@ final class QueuedSubscription: Sendable {
 
     private let thread = SourceThread()
     private let queue: LockedState<Queue>
-    private let subscription = LockedState<ProducerSubscription?>(nil)
+    private let subscriptions = LockedState<[ProducerSubscription]>([])
     private let writer = LockedState<Task<Void, Never>?>(nil)
     private let drain: @Sendable ([MotionRecord]) -> Void
     private let finish: @Sendable () -> Void
@@ -23,27 +23,29 @@ final class QueuedSubscription: Sendable {
         var dropped = 0
     }
 
-    /// Subscribes to `kind` every `interval` seconds; `drain` gets the queued records every ``period`` and
-    /// `finish` runs once at ``stop()``, both on the subscription's thread. At most `limit` records wait.
+    /// Subscribes to each kind of `kinds` at its interval (seconds); `drain` gets the queued records every ``period``
+    /// and `finish` runs once at ``stop()``, both on the subscription's thread. At most `limit` records wait.
     init(
-        manager: MotionManager, kind: MotionRecordKind, interval: Double, limit: Int, name: String,
+        manager: MotionManager, kinds: [(kind: MotionRecordKind, interval: Double)], limit: Int, name: String,
         log: @escaping @Sendable (String) -> Void, drain: @escaping @Sendable ([MotionRecord]) -> Void,
         finish: @escaping @Sendable () -> Void
     ) {
         queue = LockedState(Queue())
         self.drain = drain
         self.finish = finish
-        let started = manager.subscribeOnProducer(
-            kind, interval: interval,
-            receive: { [queue] record in
-                queue.withLock { queue in
-                    if queue.records.count < limit { queue.records.append(record) } else { queue.dropped += 1 }
-                }
-            },
-            ended: { result in
-                if case .failure(let error) = result { log("\(name): the updates ended: \(error)") }
-            })
-        subscription.withLock { $0 = started }
+        let started = kinds.map { kind, interval in
+            manager.subscribeOnProducer(
+                kind, interval: interval,
+                receive: { [queue] record in
+                    queue.withLock { queue in
+                        if queue.records.count < limit { queue.records.append(record) } else { queue.dropped += 1 }
+                    }
+                },
+                ended: { result in
+                    if case .failure(let error) = result { log("\(name): the updates ended: \(error)") }
+                })
+        }
+        subscriptions.withLock { $0 = started }
         let task = Task(executorPreference: thread) { [self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(Self.period))
@@ -64,7 +66,7 @@ final class QueuedSubscription: Sendable {
 
     /// Stops the subscription, hands over what is queued, runs `finish`, and ends the thread.
     func stop(log: @escaping @Sendable (String) -> Void, name: String) async {
-        subscription.withLock { $0 }?.cancel()
+        for subscription in subscriptions.withLock({ $0 }) { subscription.cancel() }
         let task = writer.withLock { $0 }
         task?.cancel()
         await task?.value

@@ -52,7 +52,7 @@ final class ServicePublisher: Sendable {
                 spool: spool, topic: MQTTTopics.samples(prefix: configuration.topic, host: host, input: "motiond"),
                 stream: SampleBatcher.streamID(host: host), seconds: QueuedSubscription.period))
         subscription = QueuedSubscription(
-            manager: manager, kind: .samples(configuration.sensors), interval: configuration.interval, limit: 100_000,
+            manager: manager, kinds: [(.samples(configuration.sensors), configuration.interval)], limit: 100_000,
             name: "publish", log: log,
             // Each hand-over's samples make a message, so none waits longer than the hand-over period for the spool
             // (a SIGKILL loses at most that), however slow the device.
