@@ -72,21 +72,12 @@ final class HistoryQuery: Sendable {
         metadata["generator"] = "motiond history"
         metadata["clock"] = "unix"
         if request.minimumInterval > 0 { metadata["update_interval_s"] = "\(request.minimumInterval)" }
-        let writer: TraceWriter
+        // (The device-motion columns are fixed names of letters: the writer accepts them.)
+        let writer =
+            request.kind == .samples
+            ? TraceWriter(format: request.format, sensors: request.sensors, metadata: metadata)
+            : try! HistoryRecords.writer(deviceMotion: request.kind == .deviceMotion, format: request.format, metadata: metadata)
         var values: [Double] = []
-        switch request.kind {
-        case .samples:
-            writer = TraceWriter(format: request.format, sensors: request.sensors, metadata: metadata)
-        case .deviceMotion:
-            metadata["quaternion"] = "scalar first, device to reference: v_ref = q v_device q*"
-            values = [Double](repeating: 0, count: OutputRecords.deviceMotionColumns.count)
-            // The columns are fixed names of letters: the writer accepts them.
-            writer = try! TraceWriter(
-                format: request.format, recordType: "attitude", columns: OutputRecords.deviceMotionColumns,
-                metadata: metadata)
-        case .events:
-            writer = TraceWriter(format: request.format, sensors: [], metadata: metadata)
-        }
         var gate = UpdateIntervalGate(interval: request.minimumInterval)
         var samples = 0
         do throws(MotionError) {
@@ -114,21 +105,11 @@ final class HistoryQuery: Sendable {
                         last = sample.timestamp
                         samples += 1
                     }
-                case .deviceMotion:
-                    for motion in batch.deviceMotion {
-                        let time = motion.timestamp + batch.clockOffset
-                        guard gate.admit(at: time) else { continue }
-                        OutputRecords.fill(&values, with: motion, all: true)
-                        try writer.write(recordAt: time, values: values)
-                        last = time
-                        samples += 1
-                    }
-                case .events:
-                    for event in batch.events {
-                        try writer.writeEvent(type: event.type, timestamp: event.timestamp + batch.clockOffset, fields: event.fields)
-                        last = event.timestamp + batch.clockOffset
-                        samples += 1
-                    }
+                case .deviceMotion, .events:
+                    samples += try HistoryRecords.write(
+                        batch, deviceMotion: request.kind == .deviceMotion, to: writer, values: &values,
+                        admit: { gate.admit(at: $0) })
+                    last = max(last, batch.clockOffset + (batch.deviceMotion.last?.timestamp ?? batch.events.last?.timestamp ?? 0))
                 }
                 if let failure = send(writer) { return failure }
             }

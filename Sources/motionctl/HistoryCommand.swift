@@ -152,28 +152,13 @@ extension HistoryCommand {
     func printRecords(
         _ reader: inout StoreReader, metadata: TraceMetadata, report: (StoreReader) -> Void
     ) throws(MotionError) {
-        var metadata = metadata
-        let writer: TraceWriter
+        let deviceMotion = historyKind == .deviceMotion
+        let writer = try HistoryRecords.writer(deviceMotion: deviceMotion, format: format, metadata: metadata, fileDescriptor: 1)
         var values: [Double] = []
-        if historyKind == .deviceMotion {
-            metadata["quaternion"] = "scalar first, device to reference: v_ref = q v_device q*"
-            values = [Double](repeating: 0, count: OutputRecords.deviceMotionColumns.count)
-            writer = try TraceWriter(
-                fileDescriptor: 1, name: "<stdout>", format: format, recordType: "attitude",
-                columns: OutputRecords.deviceMotionColumns, metadata: metadata)
-        } else {
-            writer = try TraceWriter(fileDescriptor: 1, name: "<stdout>", format: format, sensors: [], metadata: metadata)
-        }
         while let batch = try reader.next() {
             report(reader)
             if Interruption.isRequested { break }
-            for motion in batch.deviceMotion where historyKind == .deviceMotion {
-                OutputRecords.fill(&values, with: motion, all: true)
-                try writer.write(recordAt: motion.timestamp + batch.clockOffset, values: values)
-            }
-            for event in batch.events where historyKind == .events {
-                try writer.writeEvent(type: event.type, timestamp: event.timestamp + batch.clockOffset, fields: event.fields)
-            }
+            _ = try HistoryRecords.write(batch, deviceMotion: deviceMotion, to: writer, values: &values)
         }
         report(reader)
         try writer.flush()
