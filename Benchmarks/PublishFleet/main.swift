@@ -96,7 +96,7 @@ struct PublishFleet: AsyncParsableCommand {
                     samples += perMessage
                 }
                 if monotonicNanoseconds() >= nextReport {
-                    report(fleet.map(\.publisher), written: written, since: start)
+                    Self.report(fleet.map(\.publisher), written: written, since: start)
                     nextReport += 1_000_000_000
                 }
             }
@@ -107,12 +107,13 @@ struct PublishFleet: AsyncParsableCommand {
                 + "the generator was at most \(latest / 1_000_000) ms late")
         // Drain: every publisher ends once its spool is acknowledged, or at the timeout.
         let publishers = fleet.map(\.publisher)
-        let watcher = Task {
+        let (limit, total) = (nanoseconds(clamping: drainTimeout), written)
+        let watcher = Task { [publishers] in
             var next = monotonicNanoseconds() + 1_000_000_000
-            while monotonicNanoseconds() - generated < nanoseconds(clamping: drainTimeout) {
+            while monotonicNanoseconds() - generated < limit {
                 try await Task.sleep(for: .milliseconds(100))
                 if monotonicNanoseconds() >= next {
-                    report(publishers, written: written, since: start)
+                    Self.report(publishers, written: total, since: start)
                     next += 1_000_000_000
                 }
             }
@@ -141,7 +142,7 @@ struct PublishFleet: AsyncParsableCommand {
         if acknowledged < written || early > 0 { throw ExitCode(1) }
     }
 
-    private func report(_ publishers: [MQTTPublisher], written: Int, since start: UInt64) {
+    private static func report(_ publishers: [MQTTPublisher], written: Int, since start: UInt64) {
         let acknowledged = publishers.reduce(0) { $0 + $1.acknowledgedCount }
         let connected = publishers.filter(\.isConnected).count
         say(
