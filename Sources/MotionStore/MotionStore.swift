@@ -179,14 +179,24 @@ public final class MotionStore: Sendable {
         state.withLock { $0.append(StoredEvent(type: type, timestamp: timestamp, fields: fields), now: monotonicNanoseconds()) }
     }
 
-    /// Appends `samples` in order; see `append(_:)` of a sample.
+    /// Appends `samples` in order, under one lock; see `append(_:)` of a sample.
     /// - Returns: The last event, when recording paused or resumed.
     @discardableResult
     public func append(contentsOf samples: some Sequence<MotionSample>) -> Event? {
+        // An array or a slice is read through a buffer of concrete samples: iterating the generic sequence itself,
+        // unspecialised in this module, cost two allocations a sample.
+        if let event = samples.withContiguousStorageIfAvailable({ append(buffer: $0) }) { return event }
+        return append(buffer: UnsafeBufferPointer(start: nil, count: 0), then: samples)
+    }
+
+    private func append(
+        buffer: UnsafeBufferPointer<MotionSample>, then rest: some Sequence<MotionSample> = EmptyCollection()
+    ) -> Event? {
         state.withLock { state in
             let now = monotonicNanoseconds()
             var last: Event?
-            for sample in samples { last = state.append(sample, now: now) ?? last }
+            for sample in buffer { last = state.append(sample, now: now) ?? last }
+            for sample in rest { last = state.append(sample, now: now) ?? last }
             return last
         }
     }

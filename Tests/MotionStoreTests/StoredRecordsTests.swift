@@ -83,6 +83,20 @@ import Testing
         }
     }
 
+    /// `append(contentsOf:)` reads an array or a slice through its buffer, and any other sequence sample by sample:
+    /// both keep the same samples, in order.
+    @Test func appendingAnySequenceKeepsTheSamples() throws {
+        try withStoreDirectory { directory in
+            let store = try MotionStore(directory: directory, clock: .offset(0))
+            let all = (0..<300).map { sample($0) }
+            store.append(contentsOf: all[0..<100])  // a slice
+            store.append(contentsOf: (100..<200).lazy.map { sample($0) })  // not contiguous
+            store.append(contentsOf: Array(all[200...]))  // an array
+            try store.close()
+            #expect(try readStore(directory) == all)
+        }
+    }
+
     @Test func malformedRecordsAreNotKept() throws {
         try withStoreDirectory { directory in
             let store = try MotionStore(directory: directory, clock: .offset(0))

@@ -17,6 +17,16 @@ let samples: [MotionSample] = {
     }
 }()
 
+/// The same hour as device motion (what `motiond --history-device-motion` adds): an attitude turning through the
+/// simulation's accelerations, every value finite, no calibrated field.
+let motion: [DeviceMotion] = samples.enumerated().map { index, sample in
+    let attitude = Attitude(roll: 0.3 * sin(Double(index) / 500), pitch: 0.2 * cos(Double(index) / 700), yaw: Double(index) / 900)
+    return DeviceMotion(
+        timestamp: sample.timestamp, attitude: attitude, referenceFrame: .xArbitraryZVertical,
+        rotationRate: RotationRate(x: 0.01, y: -0.02, z: 0.05), gravity: attitude.gravity,
+        userAcceleration: Acceleration(sample.acceleration!.vector - attitude.gravity.vector))
+}
+
 /// A fresh directory for a store (on the temporary directory's file system, as given by TMPDIR).
 func freshDirectory(_ name: String) -> String {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("swift-motion-bench-\(name)").path
@@ -37,6 +47,20 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.startMeasurement()
         for start in stride(from: 0, to: samples.count, by: 25) {
             store.append(contentsOf: samples[start..<min(start + 25, samples.count)])
+            store.flush()
+        }
+        try store.close()
+        benchmark.stopMeasurement()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    // The same for device motion: 180 000 records, 25 at a time, each batch written.
+    Benchmark("Append an hour of 50 Hz device motion, written every 25 records", configuration: configuration) { benchmark in
+        let directory = freshDirectory("append-motion")
+        let store = try MotionStore(directory: directory, clock: .offset(1_700_000_000))
+        benchmark.startMeasurement()
+        for start in stride(from: 0, to: motion.count, by: 25) {
+            for record in motion[start..<min(start + 25, motion.count)] { store.append(record) }
             store.flush()
         }
         try store.close()
