@@ -73,8 +73,7 @@ final class HistoryRecorder: Sendable {
                     if let event = Self.append(record, to: store) { log("history: \(event)") }
                 }
                 if let event = store.flush() { log("history: \(event)") }
-            },
-            finish: {})
+            })
         log("history: recording \(configuration.summary) every \(configuration.interval) s into \(configuration.directory)")
     }
 
@@ -104,7 +103,7 @@ final class HistoryRecorder: Sendable {
 
     /// Stops recording: what is queued is written, the store flushed to the disk and closed.
     func stop() async {
-        await subscription.stop(log: log, name: "history")
+        await subscription.stop()
         do {
             try store.close()
         } catch {

@@ -4,8 +4,9 @@ import MotionSystem
 
 /// Subscriptions of the service's `MotionManager` to records (samples, device motion, events), each at an interval,
 /// whose records wait in one bounded queue (filled on the device's thread, which never waits, so in the order they
-/// were made) and are handed in batches, every ``period`` seconds, to a sink on a thread of the subscription's own: for sinks that write files (the history) or spool messages (the
-/// publisher), so that the device's thread never waits for a disk.
+/// were made) and are handed in batches, every ``period`` seconds, to a sink on a thread of the subscription's own:
+/// for sinks that write files (the history) or spool messages (the publisher), so that the device's thread never
+/// waits for a disk.
 final class QueuedSubscription: Sendable {
     /// How often the queue is handed to the sink, in seconds.
     static let period = 0.5
@@ -15,24 +16,26 @@ final class QueuedSubscription: Sendable {
     private let subscriptions = LockedState<[ProducerSubscription]>([])
     private let writer = LockedState<Task<Void, Never>?>(nil)
     private let drain: @Sendable ([MotionRecord]) -> Void
-    private let finish: @Sendable () -> Void
+    private let name: String
+    private let log: @Sendable (String) -> Void
 
     private struct Queue {
         var records: [MotionRecord] = []
-        /// Samples dropped since the last report because the sink fell behind by more than the queue's bound.
+        /// Records dropped since the last report because the sink fell behind by more than the queue's bound.
         var dropped = 0
     }
 
-    /// Subscribes to each kind of `kinds` at its interval (seconds); `drain` gets the queued records every ``period``
-    /// and `finish` runs once at ``stop()``, both on the subscription's thread. At most `limit` records wait.
+    /// Subscribes to each kind of `kinds` at its interval (seconds); `drain` gets the queued records every ``period``,
+    /// and a last time at ``stop()``, on the subscription's thread. At most `limit` records wait; `name` and `log`
+    /// report the dropped ones.
     init(
         manager: MotionManager, kinds: [(kind: MotionRecordKind, interval: Double)], limit: Int, name: String,
-        log: @escaping @Sendable (String) -> Void, drain: @escaping @Sendable ([MotionRecord]) -> Void,
-        finish: @escaping @Sendable () -> Void
+        log: @escaping @Sendable (String) -> Void, drain: @escaping @Sendable ([MotionRecord]) -> Void
     ) {
         queue = LockedState(Queue())
         self.drain = drain
-        self.finish = finish
+        self.name = name
+        self.log = log
         let started = kinds.map { kind, interval in
             manager.subscribeOnProducer(
                 kind, interval: interval,
@@ -49,13 +52,13 @@ final class QueuedSubscription: Sendable {
         let task = Task(executorPreference: thread) { [self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(Self.period))
-                handOver(log: log, name: name)
+                handOver()
             }
         }
         writer.withLock { $0 = task }
     }
 
-    private func handOver(log: @Sendable (String) -> Void, name: String) {
+    private func handOver() {
         let (records, dropped) = queue.withLock { queue in
             defer { (queue.records, queue.dropped) = ([], 0) }
             return (queue.records, queue.dropped)
@@ -64,16 +67,13 @@ final class QueuedSubscription: Sendable {
         drain(records)
     }
 
-    /// Stops the subscription, hands over what is queued, runs `finish`, and ends the thread.
-    func stop(log: @escaping @Sendable (String) -> Void, name: String) async {
+    /// Stops the subscriptions, hands over what is queued, and ends the thread.
+    func stop() async {
         for subscription in subscriptions.withLock({ $0 }) { subscription.cancel() }
         let task = writer.withLock { $0 }
         task?.cancel()
         await task?.value
-        await Task(executorPreference: thread) { [self] in
-            handOver(log: log, name: name)
-            finish()
-        }.value
+        await Task(executorPreference: thread) { [self] in handOver() }.value
         thread.stop()
     }
 }

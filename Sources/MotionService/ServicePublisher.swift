@@ -34,7 +34,6 @@ package struct PublishConfiguration: Sendable {
 final class ServicePublisher: Sendable {
     private let subscription: QueuedSubscription
     private let publisher: MQTTPublisher
-    private let log: @Sendable (String) -> Void
 
     /// Opens the spool (a spool another process uses, or a bad TLS file, stops the service's start) and starts.
     init(_ configuration: PublishConfiguration, manager: MotionManager, log: @escaping @Sendable (String) -> Void)
@@ -46,7 +45,6 @@ final class ServicePublisher: Sendable {
             spool: spool, options: configuration.options,
             statusTopic: MQTTTopics.status(prefix: configuration.topic, host: host), log: { log("publish: \($0)") })
         try publisher.start()
-        self.log = log
         let batcher = BatcherBox(
             SampleBatcher(
                 spool: spool, topic: MQTTTopics.samples(prefix: configuration.topic, host: host, input: "motiond"),
@@ -54,13 +52,12 @@ final class ServicePublisher: Sendable {
         subscription = QueuedSubscription(
             manager: manager, kinds: [(.samples(configuration.sensors), configuration.interval)], limit: 100_000,
             name: "publish", log: log,
-            // Each hand-over's samples make a message, so none waits longer than the hand-over period for the spool
-            // (a SIGKILL loses at most that), however slow the device.
+            // Each hand-over's samples make a message (the last at the stop too), so none waits longer than the
+            // hand-over period for the spool (a SIGKILL loses at most that), however slow the device.
             drain: { records in
                 batcher.add(records.compactMap { if case .sample(let sample) = $0 { sample } else { nil } }, log: log)
                 batcher.finish(log: log)
-            },
-            finish: { batcher.finish(log: log) })
+            })
         log(
             "publish: \(configuration.sensors) every \(configuration.interval) s to \(configuration.options.host):"
                 + "\(configuration.options.port) under \(configuration.topic), spooled in \(configuration.spool)")
@@ -68,7 +65,7 @@ final class ServicePublisher: Sendable {
 
     /// Stops: what is queued goes to the spool, and the publisher ends (what is not acknowledged stays spooled).
     func stop() async {
-        await subscription.stop(log: log, name: "publish")
+        await subscription.stop()
         await publisher.stop(drain: false)
     }
 }
