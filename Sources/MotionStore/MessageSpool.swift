@@ -51,13 +51,12 @@ package final class MessageSpool: Sendable {
         var cursorFile: Int32
         var segment: Int32 = -1
         var segmentSequence = 0
+        /// The size of the newest segment (being written, or left by the last run): where the next message goes.
         var segmentSize = 0
         /// The first message not acknowledged.
         var cursor: Position
         /// Bytes of the segments from the cursor's on, about what waits.
         var pendingBytes = 0
-        /// The size of the newest segment: where the next message goes.
-        var endOffset = 0
         var refused = 0
         var lastCursorWrite: UInt64 = 0
         var cursorDirty = false
@@ -98,7 +97,7 @@ package final class MessageSpool: Sendable {
         if cursor < first { cursor = first }  // its segment was removed: everything before was acknowledged
         var state = State(lock: lock, cursorFile: cursorFile, cursor: cursor)
         state.segmentSequence = (segments.last?.sequence ?? 0)
-        state.endOffset = segments.last?.size ?? 0
+        state.segmentSize = segments.last?.size ?? 0  // not written again: appends begin a new segment
         state.pendingBytes = segments.filter { $0.sequence >= cursor.segment }.reduce(0) { $0 + $1.size }
         self.state = LockedState(state)
     }
@@ -138,10 +137,10 @@ package final class MessageSpool: Sendable {
         payload += Array(topic.utf8)
         payload += bytes
         let frame = StoreFormat.frame(payload)
-        let observer = try state.withLock { state throws(MotionError) -> (@Sendable () -> Void)?? in
+        let (kept, observer) = try state.withLock { state throws(MotionError) -> (Bool, (@Sendable () -> Void)?) in
             guard state.pendingBytes + frame.count <= maximumBytes else {
                 state.refused += 1
-                return nil
+                return (false, nil)
             }
             if state.segment >= 0 && state.segmentSize + frame.count > segmentBytes {
                 _ = fdatasync(state.segment)
@@ -155,13 +154,11 @@ package final class MessageSpool: Sendable {
                     at: .init(file: directory), underlying: failure)
             }
             state.segmentSize += frame.count
-            state.endOffset = state.segmentSize
             state.pendingBytes += frame.count
-            return .some(state.whenAppended)
+            return (true, state.whenAppended)
         }
-        guard let observer else { return false }
-        observer?()
-        return true
+        if kept { observer?() }
+        return kept
     }
 
     private func startSegment(_ state: inout State) throws(MotionError) {
@@ -179,7 +176,6 @@ package final class MessageSpool: Sendable {
         }
         state.segmentSequence = sequence
         state.segmentSize = 0
-        state.endOffset = 0
         StoreDirectory.syncDirectory(directory)
     }
 
@@ -188,7 +184,7 @@ package final class MessageSpool: Sendable {
     /// progress, read at a later call.
     package func messages(from position: Position? = nil, limit: Int, skipped: inout Int) throws(MotionError) -> [Message] {
         var position = position ?? cursor
-        let (newest, end) = state.withLock { ($0.segmentSequence, $0.endOffset) }
+        let (newest, end) = state.withLock { ($0.segmentSequence, $0.segmentSize) }
         // At the end already (a sender woken with nothing new): no file to read.
         if position.segment > newest || (position.segment == newest && position.offset >= end) { return [] }
         var messages: [Message] = []
@@ -286,7 +282,7 @@ package final class MessageSpool: Sendable {
     package var isDrained: Bool {
         state.withLock { state in
             state.cursor.segment > state.segmentSequence
-                || (state.cursor.segment == state.segmentSequence && state.cursor.offset >= state.endOffset)
+                || (state.cursor.segment == state.segmentSequence && state.cursor.offset >= state.segmentSize)
         }
     }
 
