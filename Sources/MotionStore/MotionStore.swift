@@ -407,20 +407,19 @@ struct WriterState {
             try finishSegment(now: now)
         }
         if segment < 0 { try startSegment(now: now) }
-        for kind in [StoreFormat.Kind.samples, .deviceMotion, .events] {
-            let result =
-                switch kind {
-                case .samples: Self.write(&frame, to: segment)
-                case .deviceMotion: Self.write(&motionFrame, to: segment)
-                default: Self.write(&eventsFrame, to: segment)
-                }
-            switch result {
-            case .success(let written):
-                segmentSize += written
-                unsynced = unsynced || written > 0
-            case .failure(let error):
-                throw writeFailed(error)
-            }
+        try account(Self.write(&frame, to: segment))
+        try account(Self.write(&motionFrame, to: segment))
+        try account(Self.write(&eventsFrame, to: segment))
+    }
+
+    /// Counts a frame's write in the segment, or throws its failure.
+    private mutating func account(_ result: Result<Int, SystemErrno>) throws(MotionError) {
+        switch result {
+        case .success(let written):
+            segmentSize += written
+            unsynced = unsynced || written > 0
+        case .failure(let error):
+            throw writeFailed(error)
         }
     }
 

@@ -57,24 +57,17 @@ package enum StoreFormat {
     /// What a calibrated magnetic field adds to it.
     static let motionFieldSize = 3 * 8 + 1
 
-    /// A reference frame's code in a device-motion record.
-    static func code(of frame: AttitudeReferenceFrame) -> UInt8 {
-        switch frame {
-        case .xArbitraryZVertical: 0
-        case .xArbitraryCorrectedZVertical: 1
-        case .xMagneticNorthZVertical: 2
-        case .xTrueNorthZVertical: 3
-        }
-    }
+    /// The reference frames of device-motion records, by their code (the index): the format's, fixed.
+    static let frameCodes: [AttitudeReferenceFrame] = [
+        .xArbitraryZVertical, .xArbitraryCorrectedZVertical, .xMagneticNorthZVertical, .xTrueNorthZVertical,
+    ]
 
+    /// A reference frame's code in a device-motion record.
+    static func code(of frame: AttitudeReferenceFrame) -> UInt8 { UInt8(frameCodes.firstIndex(of: frame)!) }
+
+    /// The reference frame of a code, or `nil` for none.
     static func frame(code: UInt8) -> AttitudeReferenceFrame? {
-        switch code {
-        case 0: .xArbitraryZVertical
-        case 1: .xArbitraryCorrectedZVertical
-        case 2: .xMagneticNorthZVertical
-        case 3: .xTrueNorthZVertical
-        default: nil
-        }
+        Int(code) < frameCodes.count ? frameCodes[Int(code)] : nil
     }
 
     /// Bytes of one record with `sensors`.
@@ -107,9 +100,6 @@ package struct RecordFrameBuilder: Sendable {
     package private(set) var bytes: [UInt8] = []
     /// The records in the frame.
     package private(set) var count = 0
-    /// The first and last record's time, in seconds on the source's clock.
-    package private(set) var firstTime = 0.0
-    package private(set) var lastTime = 0.0
     /// What the frame holds: ``StoreFormat/Kind/samples``, ``StoreFormat/Kind/deviceMotion`` or
     /// ``StoreFormat/Kind/events``.
     package let kind: StoreFormat.Kind
@@ -131,12 +121,6 @@ package struct RecordFrameBuilder: Sendable {
         count = 0
     }
 
-    private mutating func noteTime(_ time: Double) {
-        if count == 0 { firstTime = time }
-        lastTime = time
-        count += 1
-    }
-
     /// Appends `sample` to a samples frame. The caller keeps only samples with a finite time and finite readings of
     /// at least one sensor, in time order.
     package mutating func append(_ sample: MotionSample) {
@@ -145,7 +129,7 @@ package struct RecordFrameBuilder: Sendable {
         if let vector = sample.acceleration?.vector { appendVector(vector) }
         if let vector = sample.rotationRate?.vector { appendVector(vector) }
         if let vector = sample.magneticField?.vector { appendVector(vector) }
-        noteTime(sample.timestamp)
+        count += 1
     }
 
     /// Appends `motion` to a device-motion frame. The caller keeps only finite values, in time order.
@@ -166,7 +150,7 @@ package struct RecordFrameBuilder: Sendable {
             appendVector(field.field.vector)
             bytes.append(UInt8(bitPattern: Int8(field.accuracy.rawValue)))
         }
-        noteTime(motion.timestamp)
+        count += 1
     }
 
     /// Appends an event to an events frame. The caller keeps only a finite time, in time order, a type and keys of
@@ -190,7 +174,7 @@ package struct RecordFrameBuilder: Sendable {
                 bytes.append(flag ? 1 : 0)
             }
         }
-        noteTime(timestamp)
+        count += 1
     }
 
     private mutating func appendShortText(_ text: String) {
