@@ -6,8 +6,8 @@ import Glibc
 #endif
 
 /// Samples, device motion and events a store holds (``MotionStore``), oldest first, a frame (about a second) at a
-/// time, with what is damaged
-/// reported rather than thrown: any number of readers may read a store while its writer appends.
+/// time, with what is damaged reported rather than thrown: any number of readers may read a store while its writer
+/// appends.
 ///
 /// ```swift
 /// var reader = try StoreReader(directory: "/var/lib/motiond/history", from: now - 3600)
@@ -90,6 +90,22 @@ public struct StoreReader: Sendable {
         var label = ""
         let (start, end) = (self.start, self.end)
         bytes.withUnsafeBytes { buffer in
+            // A records frame: its records in the range as a batch, or the reason it is damaged.
+            func keep<Record>(
+                _ decoded: Result<(Double, [Record]), FrameScan.Reason>, _ payload: Range<Int>,
+                time: (Record) -> Double, batch: ([Record], Double) -> StoredSamples
+            ) {
+                switch decoded {
+                case .success(let (offset, records)):
+                    let kept = records.filter {
+                        let unix = time($0) + offset
+                        return unix >= start && unix <= end
+                    }
+                    if !kept.isEmpty { found.append(batch(kept, offset)) }
+                case .failure(let reason):
+                    damaged.append(StoreDamage(file: path, bytes: payload, reason: reason.text))
+                }
+            }
             for item in FrameScan.items(buffer) {
                 switch item {
                 case .damage(let range, let reason):
@@ -105,42 +121,14 @@ public struct StoreReader: Sendable {
                 case .frame(.message, let payload):
                     damaged.append(StoreDamage(file: path, bytes: payload, reason: "a spooled message, not samples"))
                 case .frame(.samples, let payload):
-                    switch FrameScan.samples(.init(rebasing: buffer[payload])) {
-                    case .success(let frame):
-                        let kept = frame.samples.filter {
-                            let unix = $0.timestamp + frame.offset
-                            return unix >= start && unix <= end
-                        }
-                        if !kept.isEmpty {
-                            found.append(StoredSamples(samples: kept, clockOffset: frame.offset, label: label))
-                        }
-                    case .failure(let reason):
-                        damaged.append(StoreDamage(file: path, bytes: payload, reason: reason.text))
-                    }
+                    keep(FrameScan.samples(.init(rebasing: buffer[payload])).map { ($0.offset, $0.samples) }, payload,
+                        time: \.timestamp) { StoredSamples(samples: $0, clockOffset: $1, label: label) }
                 case .frame(.deviceMotion, let payload):
-                    switch FrameScan.deviceMotion(.init(rebasing: buffer[payload])) {
-                    case .success(let frame):
-                        let kept = frame.motion.filter {
-                            let unix = $0.timestamp + frame.offset
-                            return unix >= start && unix <= end
-                        }
-                        if !kept.isEmpty {
-                            found.append(StoredSamples(deviceMotion: kept, clockOffset: frame.offset, label: label))
-                        }
-                    case .failure(let reason):
-                        damaged.append(StoreDamage(file: path, bytes: payload, reason: reason.text))
-                    }
+                    keep(FrameScan.deviceMotion(.init(rebasing: buffer[payload])).map { ($0.offset, $0.motion) }, payload,
+                        time: \.timestamp) { StoredSamples(deviceMotion: $0, clockOffset: $1, label: label) }
                 case .frame(.events, let payload):
-                    switch FrameScan.events(.init(rebasing: buffer[payload])) {
-                    case .success(let frame):
-                        let kept = frame.events.filter {
-                            let unix = $0.timestamp + frame.offset
-                            return unix >= start && unix <= end
-                        }
-                        if !kept.isEmpty { found.append(StoredSamples(events: kept, clockOffset: frame.offset, label: label)) }
-                    case .failure(let reason):
-                        damaged.append(StoreDamage(file: path, bytes: payload, reason: reason.text))
-                    }
+                    keep(FrameScan.events(.init(rebasing: buffer[payload])).map { ($0.offset, $0.events) }, payload,
+                        time: \.timestamp) { StoredSamples(events: $0, clockOffset: $1, label: label) }
                 }
             }
         }
