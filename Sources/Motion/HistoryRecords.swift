@@ -26,12 +26,15 @@ package enum HistoryRecords {
     }
 
     /// Writes `batch`'s device motion (or its events) stamped in Unix time, skipping device motion at the times
-    /// `admit` refuses (a rate limit); returns the records written. `values` is the caller's row buffer.
+    /// `admit` refuses (a rate limit); returns the records written and the last one's Unix time. `values` is the
+    /// caller's row buffer.
+    @discardableResult
     package static func write(
         _ batch: StoredSamples, deviceMotion: Bool, to writer: TraceWriter, values: inout [Double],
         admit: (Double) -> Bool = { _ in true }
-    ) throws(MotionError) -> Int {
+    ) throws(MotionError) -> (count: Int, last: Double?) {
         var written = 0
+        var last: Double?
         if deviceMotion {
             if values.count != OutputRecords.deviceMotionColumns.count {
                 values = [Double](repeating: 0, count: OutputRecords.deviceMotionColumns.count)
@@ -42,13 +45,16 @@ package enum HistoryRecords {
                 OutputRecords.fill(&values, with: motion, all: true)
                 try writer.write(recordAt: time, values: values)
                 written += 1
+                last = time
             }
         } else {
             for event in batch.events {
-                try writer.writeEvent(type: event.type, timestamp: event.timestamp + batch.clockOffset, fields: event.fields)
+                let time = event.timestamp + batch.clockOffset
+                try writer.writeEvent(type: event.type, timestamp: time, fields: event.fields)
                 written += 1
+                last = time
             }
         }
-        return written
+        return (written, last)
     }
 }

@@ -44,11 +44,7 @@ public struct MotionHistory: Sendable {
         from start: Double, to end: Double, damage: (@Sendable (StoreDamage) -> Void)? = nil
     ) -> MotionHistoryBatches<MotionSample> {
         MotionHistoryBatches(directory: directory, start: start, end: end, damage: damage) { batch in
-            batch.samples.map { sample in
-                var sample = sample
-                sample.timestamp += batch.clockOffset
-                return sample
-            }
+            Self.inUnixTime(batch.samples, batch.clockOffset, \.timestamp)
         }
     }
 
@@ -58,11 +54,7 @@ public struct MotionHistory: Sendable {
         from start: Double, to end: Double, damage: (@Sendable (StoreDamage) -> Void)? = nil
     ) -> MotionHistoryBatches<DeviceMotion> {
         MotionHistoryBatches(directory: directory, start: start, end: end, damage: damage) { batch in
-            batch.deviceMotion.map { motion in
-                var motion = motion
-                motion.timestamp += batch.clockOffset
-                return motion
-            }
+            Self.inUnixTime(batch.deviceMotion, batch.clockOffset, \.timestamp)
         }
     }
 
@@ -72,11 +64,18 @@ public struct MotionHistory: Sendable {
         from start: Double, to end: Double, damage: (@Sendable (StoreDamage) -> Void)? = nil
     ) -> MotionHistoryBatches<StoredEvent> {
         MotionHistoryBatches(directory: directory, start: start, end: end, damage: damage) { batch in
-            batch.events.map { event in
-                var event = event
-                event.timestamp += batch.clockOffset
-                return event
-            }
+            Self.inUnixTime(batch.events, batch.clockOffset, \.timestamp)
+        }
+    }
+
+    /// `records` with their timestamps moved by a batch's clock offset into Unix time.
+    private static func inUnixTime<Record>(
+        _ records: [Record], _ offset: Double, _ timestamp: WritableKeyPath<Record, Double>
+    ) -> [Record] {
+        records.map { record in
+            var record = record
+            record[keyPath: timestamp] += offset
+            return record
         }
     }
 }

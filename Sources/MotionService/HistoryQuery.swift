@@ -106,10 +106,11 @@ final class HistoryQuery: Sendable {
                         samples += 1
                     }
                 case .deviceMotion, .events:
-                    samples += try HistoryRecords.write(
+                    let written = try HistoryRecords.write(
                         batch, deviceMotion: request.kind == .deviceMotion, to: writer, values: &values,
                         admit: { gate.admit(at: $0) })
-                    last = max(last, batch.clockOffset + (batch.deviceMotion.last?.timestamp ?? batch.events.last?.timestamp ?? 0))
+                    samples += written.count
+                    last = written.last ?? last
                 }
                 if let failure = send(writer) { return failure }
             }

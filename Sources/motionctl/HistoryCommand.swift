@@ -158,7 +158,7 @@ extension HistoryCommand {
         while let batch = try reader.next() {
             report(reader)
             if Interruption.isRequested { break }
-            _ = try HistoryRecords.write(batch, deviceMotion: deviceMotion, to: writer, values: &values)
+            try HistoryRecords.write(batch, deviceMotion: deviceMotion, to: writer, values: &values)
         }
         report(reader)
         try writer.flush()
