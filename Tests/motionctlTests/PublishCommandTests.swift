@@ -36,7 +36,12 @@ struct PublishCommandTests {
         return result
     }
 
-    @Test func aTraceArrivesWholeAndTheSpoolEmpties() async throws {
+    /// Publishes the excerpt at 10 Hz (600 samples) to a fresh broker that a subscriber listens to (`motionctl publish
+    /// arguments…`, through `launcher`), waits at most 10 s for the 600 samples to arrive, then hands the command's
+    /// result and the subscriber to `check`.
+    static func publishExcerpt(
+        _ arguments: [String] = [], launcher: [String] = [], check: (CommandResult, ChildProcess) throws -> Void
+    ) async throws {
         let broker = try MosquittoBroker()
         try await broker.start()
         let subscriber = try broker.subscribe("test/#", id: "sub-\(UUID().uuidString.prefix(8))")
@@ -44,46 +49,42 @@ struct PublishCommandTests {
         try await Task.sleep(for: .milliseconds(500))
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let result = try await Motionctl.run([
-            "publish", "--trace", Self.excerpt, "--speed", "max", "--interval", "0.1",
-            "--broker", "mqtt://127.0.0.1:\(broker.port)", "--topic", "test", "--spool", folder + "/spool",
-        ])
-        #expect(result.status == 0, "\(result.stderr)")
+        let result = try await Motionctl.run(
+            [
+                "publish", "--trace", Self.excerpt, "--speed", "max", "--interval", "0.1",
+                "--broker", "mqtt://127.0.0.1:\(broker.port)", "--topic", "test", "--spool", folder + "/spool",
+            ] + arguments, launcher: launcher)
         #expect(try await subscriber.wait(timeout: 10) { _ in Self.batches(subscriber).flatMap(\.samples).count >= 600 })
-        let batches = Self.batches(subscriber)
-        #expect(batches.flatMap(\.samples).count == 600, "60 s at 10 Hz")
-        #expect(batches.map(\.seq) == Array(0..<batches.count))
-        #expect(Set(batches.map(\.stream)).count == 1)
-        #expect(subscriber.text.contains("/status online"))
+        try check(result, subscriber)
         try await broker.stop()
+    }
+
+    @Test func aTraceArrivesWholeAndTheSpoolEmpties() async throws {
+        try await Self.publishExcerpt { result, subscriber in
+            #expect(result.status == 0, "\(result.stderr)")
+            let batches = Self.batches(subscriber)
+            #expect(batches.flatMap(\.samples).count == 600, "60 s at 10 Hz")
+            #expect(batches.map(\.seq) == Array(0..<batches.count))
+            #expect(Set(batches.map(\.stream)).count == 1)
+            #expect(subscriber.text.contains("/status online"))
+        }
     }
 
     /// libmosquitto's own loop (`mosquitto_loop`) uses `select`, which refuses descriptors from 1024 on: a publisher
     /// in a process with many files open (motiond with many clients, a fleet simulated in one process) never
     /// connected. With 1,100 descriptors open before it starts, its socket above 1024, everything still arrives.
     @Test func aSocketAbove1024Works() async throws {
-        let broker = try MosquittoBroker()
-        try await broker.start()
-        let subscriber = try broker.subscribe("test/#", id: "sub-\(UUID().uuidString.prefix(8))")
-        defer { subscriber.stop() }
-        try await Task.sleep(for: .milliseconds(500))
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
         let opener = """
             ulimit -n 4096 || { echo 'cannot raise the open-files limit to 4096' >&2; exit 99; }
             for i in $(seq 1100); do exec {fd}</dev/null; done
             [ "$fd" -gt 1100 ] || { echo "descriptor $fd: not above 1100" >&2; exit 99; }
             exec "$@"
             """
-        let result = try await Motionctl.run(
-            [
-                "publish", "--trace", Self.excerpt, "--speed", "max", "--interval", "0.1", "--drain-timeout", "20",
-                "--broker", "mqtt://127.0.0.1:\(broker.port)", "--topic", "test", "--spool", folder + "/spool",
-            ], launcher: ["/bin/bash", "-c", opener, "bash"])
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(try await subscriber.wait(timeout: 10) { _ in Self.batches(subscriber).flatMap(\.samples).count >= 600 })
-        #expect(Self.batches(subscriber).flatMap(\.samples).count == 600)
-        try await broker.stop()
+        try await Self.publishExcerpt(["--drain-timeout", "20"], launcher: ["/bin/bash", "-c", opener, "bash"]) {
+            result, subscriber in
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(Self.batches(subscriber).flatMap(\.samples).count == 600)
+        }
     }
 
     /// No broker and no time to wait: the command ends at once with the data in the spool (it once waited for ever,
