@@ -460,7 +460,9 @@ enum DeviceSetup {
     }
 }
 
-/// Reads a device's kernel buffer through libiio.
+/// Reads a device's kernel buffer: libiio sets it up (channels, length, enable) and, on the kernels where libiio
+/// itself reads it with `read(2)` (every mainline kernel), the reader reads the node directly, so that a wake-up
+/// costs one `read` (libiio's refill reads until `EAGAIN`: two per wake-up at one scan per batch).
 final class BufferedReader: SampleReader {
     let details: CaptureDetails
     let pollFD: Int32?
@@ -483,6 +485,9 @@ final class BufferedReader: SampleReader {
     private let period: Double
     /// Bytes one refill reads at most: the buffer's scans (the batch) × the scan size.
     private let bufferBytes: Int
+    /// Where a direct read puts the bytes: room for four batches (the kernel buffer libiio asks for when it reads
+    /// with `read(2)`), so a read shorter than this has emptied the device. `nil`: libiio's refill reads.
+    private let directBuffer: UnsafeMutableRawBufferPointer?
     private let timeout: UInt64?
     private let deviceName: String
     private let node: String
@@ -599,10 +604,14 @@ final class BufferedReader: SampleReader {
         // buffer/enable, and opens the node).
         context = try IIOContextHandle()
         let enabled = channelIDs + (timestampChannel.map { [$0.id] } ?? [])
-        buffer = try context.openBuffer(deviceID: device.id, channels: enabled, samples: batch, node: node)
+        let opened = try context.openBuffer(deviceID: device.id, channels: enabled, samples: batch, node: node)
+        buffer = opened.buffer
         bufferBytes = batch * layout.scanSize
-        let fd = iioBufferPollFD(buffer!)
+        let fd = iioBufferPollFD(opened.buffer)
         pollFD = fd >= 0 ? fd : nil
+        directBuffer =
+            opened.readsWithRead && fd >= 0
+            ? .allocate(byteCount: 4 * bufferBytes, alignment: MemoryLayout<UInt64>.alignment) : nil
         timeout = configuration.timeout.map { nanoseconds(clamping: $0) }
         nextDeadline = timeout.map { monotonicNanoseconds() + $0 }
         details = CaptureDetails(
@@ -612,6 +621,7 @@ final class BufferedReader: SampleReader {
 
     deinit {
         close()
+        directBuffer?.deallocate()
     }
 
     func close() {
@@ -619,6 +629,19 @@ final class BufferedReader: SampleReader {
         self.buffer = nil
         if let pollFD { Reactor.shared.forget(pollFD) }
         iioBufferDestroy(buffer)
+    }
+
+    /// Reads what the device has: the bytes, valid until the next call, or `EAGAIN` when it has nothing.
+    private func fill(_ buffer: OpaquePointer) -> Result<UnsafeRawBufferPointer, SystemErrno> {
+        guard let directBuffer, let pollFD else { return iioBufferRefill(buffer) }
+        switch SystemErrno.retryingInterrupts({ Glibc.read(pollFD, directBuffer.baseAddress, directBuffer.count) }) {
+        case .success(0):
+            return .failure(SystemErrno(EIO))  // the end of the node: as libiio reports it
+        case .success(let count):
+            return .success(UnsafeRawBufferPointer(rebasing: directBuffer[0..<count]))
+        case .failure(let error):
+            return .failure(error)
+        }
     }
 
     func read(readable: Bool, now: UInt64) throws(MotionError) -> [MotionSample] {
@@ -629,7 +652,7 @@ final class BufferedReader: SampleReader {
         var samples: [MotionSample] = []
         for _ in 0..<16 {
             let bytes: UnsafeRawBufferPointer
-            switch iioBufferRefill(buffer) {
+            switch fill(buffer) {
             case .success(let data):
                 bytes = data
             case .failure(let error) where error.isWouldBlock:
@@ -649,7 +672,7 @@ final class BufferedReader: SampleReader {
             }
             if let timeout { nextDeadline = now + timeout }
             samples += decode(bytes)
-            if bytes.count < bufferBytes { return samples }
+            if bytes.count < (directBuffer?.count ?? bufferBytes) { return samples }  // the device is empty
         }
         if let pollFD { Reactor.shared.markReadable(pollFD) }  // 16 full buffers: let the others have a turn
         return samples

@@ -33,8 +33,11 @@ final class IIOContextHandle {
     /// `buffer/enable`, and opens `node`.
     ///
     /// The corresponding libiio functions are `iio_channel_enable` and `iio_device_create_buffer`.
+    ///
+    /// - Returns: The buffer, and whether libiio reads it with `read(2)` (it said so: ``libiioHighSpeedWarning``,
+    ///   which every mainline kernel gets) rather than through Analog Devices' mmap interface.
     func openBuffer(deviceID: String, channels: [String], samples: Int, node: String) throws(MotionError)
-        -> OpaquePointer
+        -> (buffer: OpaquePointer, readsWithRead: Bool)
     {
         guard let device = iio_context_find_device(pointer, deviceID) else {
             throw MotionError(.deviceNotFound, "libiio does not list \(deviceID)", at: .init(file: node))
@@ -49,7 +52,7 @@ final class IIOContextHandle {
             }
             iio_channel_enable(channel)
         }
-        let (created, createErrno) = withoutLibiioHighSpeedWarning {
+        let ((created, createErrno), readsWithRead) = withoutLibiioHighSpeedWarning {
             errno = 0
             let buffer = iio_device_create_buffer(device, samples, false)
             return (buffer, errno)  // read before anything else can change it
@@ -74,7 +77,7 @@ final class IIOContextHandle {
             throw MotionError(.ioFailure, "cannot make the buffer of \(deviceID) non-blocking", at: .init(file: node),
                 underlying: SystemErrno(-result))
         }
-        return buffer
+        return (buffer, readsWithRead)
     }
 }
 

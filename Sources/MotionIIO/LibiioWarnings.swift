@@ -17,18 +17,19 @@ let standardErrorRedirection = LockedState(())
 /// Runs `body` with stderr (descriptor 2) sent to an unnamed temporary file, then writes what arrived to the real
 /// stderr, less the lines equal to ``libiioHighSpeedWarning``. Nothing else is dropped: another thread's stderr
 /// output during the call is written out just after it (a file never blocks or refuses a writer, as a full or
-/// closed pipe would). When the file cannot be made, `body` runs with stderr as it is.
-func withoutLibiioHighSpeedWarning<Result>(_ body: () -> Result) -> Result {
+/// closed pipe would). When the file cannot be made, `body` runs with stderr as it is. Also returns whether the
+/// warning came (libiio then reads the buffer with `read(2)`); `false` when stderr could not be redirected.
+func withoutLibiioHighSpeedWarning<Result>(_ body: () -> Result) -> (result: Result, warned: Bool) {
     standardErrorRedirection.withLock { _ in withoutLibiioHighSpeedWarningHoldingLock(body) }
 }
 
 /// ``withoutLibiioHighSpeedWarning(_:)`` for a caller that holds `standardErrorRedirection`.
-func withoutLibiioHighSpeedWarningHoldingLock<Result>(_ body: () -> Result) -> Result {
-    guard let file = tmpfile() else { return body() }
+func withoutLibiioHighSpeedWarningHoldingLock<Result>(_ body: () -> Result) -> (result: Result, warned: Bool) {
+    guard let file = tmpfile() else { return (body(), false) }
     defer { fclose(file) }
     let captured = fileno(file)
     guard case .success(let saved) = SystemErrno.retryingInterrupts({ fcntl(2, F_DUPFD_CLOEXEC, 3) }) else {
-        return body()
+        return (body(), false)
     }
     _ = SystemErrno.retryingInterrupts { dup2(captured, 2) }
     let result = body()
@@ -44,10 +45,9 @@ func withoutLibiioHighSpeedWarningHoldingLock<Result>(_ body: () -> Result) -> R
         text += chunk[0..<count]
         offset += off_t(count)
     }
-    let kept = text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        .filter { !$0.elementsEqual(libiioHighSpeedWarning.utf8) }
-        .joined(separator: [UInt8(ascii: "\n")])
-    var remaining = Array(kept)[...]
+    let lines = text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+    let keptLines = lines.filter { !$0.elementsEqual(libiioHighSpeedWarning.utf8) }
+    var remaining = Array(keptLines.joined(separator: [UInt8(ascii: "\n")]))[...]
     while !remaining.isEmpty,
         case .success(let written) = remaining.withUnsafeBytes({ raw in
             SystemErrno.retryingInterrupts { write(2, raw.baseAddress!, raw.count) }
@@ -55,5 +55,5 @@ func withoutLibiioHighSpeedWarningHoldingLock<Result>(_ body: () -> Result) -> R
     {
         remaining = remaining.dropFirst(written)
     }
-    return result
+    return (result, keptLines.count < lines.count)
 }

@@ -167,6 +167,8 @@ struct ServiceBenchmarkTests {
                     loadAfter.trimmingCharacters(in: .whitespacesAndNewlines), 100 * machineAfter.busyShare(since: machineBefore)),
                 "scans fed in the window: \(feeder.fedInWindow) (ticks missed: \(feeder.missedInWindow)), writes \(feeder.writesInWindow)",
                 "motiond CPU: ticks \(String(format: "%.2f", after.ticks - before.ticks)) s = \(core(after.ticks - before.ticks)) of one core; schedstat \(String(format: "%.3f", after.run - before.run)) s = \(core(after.run - before.run))",
+                String(format: "motiond calls: read %.0f /s, write %.0f /s (/proc/<pid>/io)",
+                    (after.readCalls - before.readCalls) / elapsed, (after.writeCalls - before.writeCalls) / elapsed),
                 "feeder thread CPU: \(String(format: "%.3f", feeder.cpu)) s = \(core(feeder.cpu)); clients' reader thread CPU: \(String(format: "%.3f", reader.cpu)) s = \(core(reader.cpu)); whole test process (getrusage): \(core(selfAfter - selfBefore))",
                 "records read in the window: \(latencies.count) (\(String(format: "%.0f", Double(latencies.count) / elapsed)) /s); all streams, whole run: delivered \(delivered), dropped \(dropped), dropped-event lines \(reader.droppedEvents)",
                 String(format: "latency (feed → client's read): p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, max %.3f ms; over 1 ms: %d",
@@ -493,10 +495,13 @@ final class LatencyReader: @unchecked Sendable {
 }
 
 /// CPU time of a process: clock ticks of `/proc/<pid>/stat` (utime + stime, all threads, 10 ms) and the run
-/// time of its live threads (`/proc/<pid>/task/*/schedstat`, ns).
+/// time of its live threads (`/proc/<pid>/task/*/schedstat`, ns); and its read and write calls so far
+/// (`syscr`, `syscw` of `/proc/<pid>/io`; 0 when that file cannot be read).
 struct ProcessCPU {
     var ticks: Double
     var run: Double
+    var readCalls = 0.0
+    var writeCalls = 0.0
 
     init(pid: Int32) throws {
         let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
@@ -506,6 +511,12 @@ struct ProcessCPU {
         for task in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
             let schedstat = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8)) ?? ""
             run += (Double(schedstat.split(separator: " ").first.map(String.init) ?? "") ?? 0) * 1e-9
+        }
+        for line in ((try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8)) ?? "").split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let value = Double(parts[1]) else { continue }
+            if parts[0] == "syscr:" { readCalls = value }
+            if parts[0] == "syscw:" { writeCalls = value }
         }
     }
 }
