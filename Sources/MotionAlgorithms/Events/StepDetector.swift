@@ -13,9 +13,12 @@ public import RealModule
 ///    slow motions such as a vehicle's braking and cornering. Every filter is defined in seconds and its
 ///    coefficient is computed from each sample's interval, so the rate may be anything and may change.
 /// 2. **Step candidates**: a Schmitt trigger on the smoothed vertical acceleration. A candidate is the rise
-///    through `+h` after a fall through `−h`, where `h` is the larger of `Configuration.minimumAmplitude`
+///    through `+h` after a fall through `−h′`, where `h` is the larger of `Configuration.minimumAmplitude`
 ///    (default 0.04 g) and `Configuration.relativeThreshold` (default 0.3) of the recent peak (which decays
-///    with time constant `Configuration.peakDecay`, 1.5 s).
+///    with time constant `Configuration.peakDecay`, 1.5 s), and `h′` the same of the recent peak of the steps
+///    of the side of the gait that comes next (the candidates alternate sides). A device carried on one side
+///    sees that side's steps stronger: the trough before a weak step may stay above `−h` of the strong side's
+///    peak, which would leave the weak step uncounted and every stride two steps long.
 /// 3. **Gait tests**, each on the *stride* (the last two steps), because a device carried on one side (a
 ///    pocket, a swinging hand) sees its side's steps differently, so single step intervals alternate while
 ///    strides are regular:
@@ -252,8 +255,14 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     /// The high-pass's low-passed parts of the smoothed vertical and horizontal acceleration.
     @usableFromInline var verticalBase: Scalar = 0
     @usableFromInline var horizontalBase: SIMD3<Scalar> = .zero
-    @usableFromInline var recentPeak: Scalar = 0
-    /// The trigger's side: -1 after a fall through −h (and at the start: a device at rest is below +h, so the
+    /// The recent peaks of the smoothed vertical acceleration (g) while each side's steps were under way: the side
+    /// of the last candidate's step takes the samples until the next candidate. Both decay (`peakDecay`); the
+    /// larger is the recent peak.
+    @usableFromInline var sidePeak0: Scalar = 0
+    @usableFromInline var sidePeak1: Scalar = 0
+    /// Whether the step the last candidate began is of side 1 (else side 0).
+    @usableFromInline var stepOnSide1 = false
+    /// The trigger's side: -1 after a fall through −h′ (and at the start: a device at rest is below +h, so the
     /// first rise through +h, the first step's push, is a candidate), +1 after a rise through +h.
     @usableFromInline var side: Int8 = -1
     /// Energies (g²·s) of the smoothed vertical and horizontal acceleration since the last candidate.
@@ -366,13 +375,19 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         verticalMaximum = max(verticalMaximum, y)
         verticalMinimum = min(verticalMinimum, y)
 
-        // 2. The trigger.
-        recentPeak = max(abs(y), recentPeak * peakRetention)
-        let hysteresis = max(configuration.minimumAmplitude, configuration.relativeThreshold * recentPeak)
-        if side == 1 && y < -hysteresis {
+        // 2. The trigger: fires at +h of the recent peak; re-armed at −h′ of the next step's side's peak.
+        var peak0 = sidePeak0 * peakRetention
+        var peak1 = sidePeak1 * peakRetention
+        if stepOnSide1 { peak1 = max(abs(y), peak1) } else { peak0 = max(abs(y), peak0) }
+        sidePeak0 = peak0
+        sidePeak1 = peak1
+        let fire = max(configuration.minimumAmplitude, configuration.relativeThreshold * max(peak0, peak1))
+        let rearm = max(configuration.minimumAmplitude, configuration.relativeThreshold * (stepOnSide1 ? peak0 : peak1))
+        if side == 1 && y < -rearm {
             side = -1
-        } else if side == -1 && y > hysteresis {
+        } else if side == -1 && y > fire {
             side = 1
+            stepOnSide1.toggle()
             candidate(at: timestamp, down: down)
         }
         return newSteps
@@ -414,7 +429,9 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         horizontal2 = .zero
         verticalBase = 0
         horizontalBase = .zero
-        recentPeak = 0
+        sidePeak0 = 0
+        sidePeak1 = 0
+        stepOnSide1 = false
         side = -1
         resetStepMeasures()
         resuming = false

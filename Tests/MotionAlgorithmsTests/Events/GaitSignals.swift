@@ -16,6 +16,10 @@ struct GaitSignal {
     let rotation: (SIMD3<Double>, SIMD3<Double>, SIMD3<Double>)
     /// Steps (indices) whose vertical acceleration is a tenth of the others': a shuffle the trigger misses.
     var weakSteps: Set<Int> = []
+    /// A device carried on one side of the body: that side's steps (even indices) are a heel strike, a pulse of
+    /// `width` seconds (standard deviation) with a shallow trough over the rest of the step, and the other side's
+    /// a swing of `ratio` times the amplitude. `nil`: every step a cosine (``reading(_:)``).
+    var heelStrike: (ratio: Double, width: Double)?
 
     /// A walk of `steps` steps at `cadence` steps/s starting at `start` seconds, with stride-to-stride variation
     /// `variation` (standard deviation as a fraction) and left/right asymmetry of the step time `asymmetry`.
@@ -59,7 +63,13 @@ struct GaitSignal {
             let weak = k.map { weakSteps.contains($0) } ?? false
             let a = amplitude * (1 + 0.15 * side) * envelope * (weak ? 0.1 : 1)
             let angle = 2 * Double.pi * phase
-            let vertical = a * (Double.cos(angle) + 0.25 * Double.cos(2 * angle + 0.3))
+            var vertical = a * (Double.cos(angle) + 0.25 * Double.cos(2 * angle + 0.3))
+            if let (ratio, width) = heelStrike {
+                // The pulse peaks two widths after the step time; minus its mean over the step: no net velocity.
+                let pulse = Double.exp(-0.5 * Double.pow((t - from - 2 * width) / width, 2))
+                let mean = width * (2 * Double.pi).squareRoot() / (to - from)
+                vertical = side > 0 ? a * (pulse - mean) : ratio * a * Double.cos(angle)
+            }
             let sway = 0.3 * amplitude * envelope * side * Double.sin(angle / 2)
             let surge = 0.5 * amplitude * envelope * Double.cos(angle + 0.8)
             world += SIMD3(sway, surge, -vertical)
@@ -94,6 +104,19 @@ func sampleTimes(from start: Double, to end: Double, rate: Double, jitter: Doubl
         t += (1 + jitter * (2 * random.uniform() - 1)) / rate
     }
     return times
+}
+
+/// Readings of `signal` as a sensor's own low-pass gives them at `rate` Hz: each the mean of `signal` over the
+/// 1/`rate` s before it (16 points), stamped at the window's middle, with Gaussian noise of `noise` g per axis.
+func averagedReadings(
+    _ signal: (Double) -> SIMD3<Double>, from start: Double, to end: Double, rate: Double, noise: Double = 0.01,
+    seed: UInt64 = 3
+) -> [(t: Double, a: SIMD3<Double>)] {
+    var random = NoiseGenerator(seed: seed)
+    return sampleTimes(from: start + 1 / rate, to: end, rate: rate).map { t in
+        let mean = (0..<16).map { signal(t - (Double($0) + 0.5) / 16 / rate) }.reduce(.zero, +) / 16
+        return (t - 0.5 / rate, mean + noise * SIMD3(random.gaussian(), random.gaussian(), random.gaussian()))
+    }
 }
 
 /// Readings of `signal` at `times`, with Gaussian noise of `noise` g per axis (seeded).

@@ -34,6 +34,27 @@ import TestThreads
         }
     }
 
+    /// A device carried on one side of the body (a pocket): its side's steps are sharp heel strikes (20–40 ms)
+    /// with a shallow trough after them, the other side's a weak swing of 0.4–0.5 times the amplitude, read by a
+    /// sensor whose low-pass averages each sample's interval. A trigger re-armed only below −h of the strong
+    /// side's peak stays armed through the shallow trough and misses the weak steps (then every stride is two
+    /// steps long: with the 20 ms strikes nothing is counted); re-armed by the next step's side, it counts them
+    /// at every rate.
+    @Test(arguments: [25.0, 50, 100, 200, 400])
+    func aGaitWithHeelStrikesOnOneSideAndWeakStepsOnTheOtherIsCounted(rate: Double) {
+        for (ratio, width) in [(0.4, 0.02), (0.4, 0.04), (0.5, 0.02), (0.5, 0.04)] {
+            for seed: UInt64 in 1...4 {
+                var gait = GaitSignal(steps: 60, cadence: 1.8, amplitude: 0.5, seed: seed)
+                gait.heelStrike = (ratio, width)
+                var detector = StepDetector<Double>()
+                let steps = detector.steps(averagedReadings(gait.reading, from: 0, to: gait.end + 3, rate: rate))
+                #expect(abs(steps.count - 60) <= 2, "ratio \(ratio), width \(width) s, seed \(seed): \(steps.count)")
+                let offsets = steps.map { t in gait.stepTimes.map { t - $0 }.min { abs($0) < abs($1) }! }
+                #expect(offsets.allSatisfy { abs($0) < 0.5 / 1.8 }, "\(offsets.filter { abs($0) >= 0.5 / 1.8 })")
+            }
+        }
+    }
+
     @Test(arguments: [25.0, 50, 100, 200, 400])
     func theRateDoesNotChangeTheCount(rate: Double) {
         let gait = GaitSignal(steps: 80, cadence: 1.9, amplitude: 0.2, seed: 5)
