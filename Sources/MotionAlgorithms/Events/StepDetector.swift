@@ -83,7 +83,8 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         /// The smallest hysteresis of the step trigger, in g. Default 0.04 g: the slowest walking moves the body's
         /// centre of mass by about 2.7 cm peak to peak at 1.4 steps/s, an acceleration of about 0.1 g peak.
         @usableFromInline package var minimumAmplitude: Scalar
-        /// The hysteresis as a fraction of the recent vertical peak, in [0, 1). Default 0.3.
+        /// The hysteresis as a fraction of the recent vertical peak (for re-arming, of the recent peak of the next
+        /// step's side of the gait), in [0, 1). Default 0.3.
         @usableFromInline package var relativeThreshold: Scalar
         /// The time constant with which the recent vertical peak decays, in seconds. Default 1.5 s (three steps).
         @usableFromInline package var peakDecay: Double
