@@ -36,24 +36,30 @@ struct HostileClient {
         def no_options():
             return dbus.Dictionary({}, signature="sv")
 
-        if command == "open":
-            connections, per, kind, interval = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], float(sys.argv[5])
-            mode = sys.argv[6] if len(sys.argv) > 6 else "hold"
+        def open_on_connections(connections, per, call):
+            # call(bus, opened so far) PER times on each of CONNECTIONS connections; prints the count and the
+            # refusals, returns the connections (kept open) and the descriptors.
             buses, fds, refused, message = [], [], {}, ""
             for _ in range(connections):
                 bus = dbus.bus.BusConnection(address)
                 buses.append(bus)
                 for _ in range(per):
                     try:
-                        # Intervals a microsecond apart: the same request twice is refused as already open.
-                        form = "jsonl" if kind in ("orientation", "shake") else "csv"
-                        fd, _ = motion(bus).OpenStream(kind, dbus.Double(interval + len(fds) * 1e-6), form, no_options())
-                        fds.append(fd.take())
+                        fds.append(call(bus, len(fds)).take())
                     except dbus.DBusException as error:
                         name = error.get_dbus_name()
                         refused[name] = refused.get(name, 0) + 1
                         message = error.get_dbus_message()
             out({"opened": len(fds), "refused": refused, "message": message})
+            return buses, fds
+
+        if command == "open":
+            connections, per, kind, interval = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], float(sys.argv[5])
+            mode = sys.argv[6] if len(sys.argv) > 6 else "hold"
+            form = "jsonl" if kind in ("orientation", "shake") else "csv"
+            # Intervals a microsecond apart: the same request twice is refused as already open.
+            buses, fds = open_on_connections(connections, per, lambda bus, opened: motion(bus).OpenStream(
+                kind, dbus.Double(interval + opened * 1e-6), form, no_options())[0])
             if mode == "read":
                 seconds = float(sys.argv[7])
                 pending = {fd: b"" for fd in fds}
@@ -77,19 +83,8 @@ struct HostileClient {
 
         elif command == "history":
             connections, per = int(sys.argv[2]), int(sys.argv[3])
-            buses, fds, refused, message = [], [], {}, ""
-            for _ in range(connections):
-                bus = dbus.bus.BusConnection(address)
-                buses.append(bus)
-                for _ in range(per):
-                    try:
-                        fd = motion(bus).OpenHistory(dbus.Double(0), dbus.Double(1e12), "csv", no_options())
-                        fds.append(fd.take())
-                    except dbus.DBusException as error:
-                        name = error.get_dbus_name()
-                        refused[name] = refused.get(name, 0) + 1
-                        message = error.get_dbus_message()
-            out({"opened": len(fds), "refused": refused, "message": message})
+            buses, fds = open_on_connections(connections, per, lambda bus, opened: motion(bus).OpenHistory(
+                dbus.Double(0), dbus.Double(1e12), "csv", no_options()))
             while True:
                 time.sleep(3600)
 
