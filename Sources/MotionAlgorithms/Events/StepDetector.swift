@@ -13,7 +13,8 @@ public import RealModule
 ///    slow motions such as a vehicle's braking and cornering. Every filter is defined in seconds and its
 ///    coefficient is computed from each sample's interval, so the rate may be anything and may change.
 /// 2. **Step candidates**: a Schmitt trigger on the smoothed vertical acceleration. A candidate is the rise
-///    through `+h` after a fall through `−h′`, where `h` is the larger of `Configuration.minimumAmplitude`
+///    through `+h` after a fall through `−h′` (its time interpolated between the two samples around the rise, so
+///    step intervals do not depend on the rate), where `h` is the larger of `Configuration.minimumAmplitude`
 ///    (default 0.04 g) and `Configuration.relativeThreshold` (default 0.3) of the recent peak (which decays
 ///    with time constant `Configuration.peakDecay`, 1.5 s), and `h′` the same of the recent peak of the steps
 ///    of the side of the gait that comes next (the candidates alternate sides). A device carried on one side
@@ -354,6 +355,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         let v = (user * down).sum()
         let h = user - v * down
         let smoothing = smoothingFactor
+        let previousY = vertical2  // for the time of a rise through +h (below)
         vertical1 += smoothing * (v - vertical1)
         vertical2 += smoothing * (vertical1 - vertical2)
         horizontal1 += smoothing * (h - horizontal1)
@@ -389,7 +391,11 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         } else if side == -1 && y > fire {
             side = 1
             stepOnSide1.toggle()
-            candidate(at: timestamp, down: down)
+            // The step's time: where the rise crossed +h, interpolated between the two samples (not the later
+            // sample's time, up to a sample late), so step intervals do not depend on the rate. y > +h, so a
+            // zero denominator gives −∞, clamped to the previous sample.
+            let fraction = Double(min(max((fire - previousY) / (y - previousY), 0), 1))
+            candidate(at: last + fraction * dt, down: down)
         }
         return newSteps
     }

@@ -61,6 +61,26 @@ import TestThreads
         #expect(abs(Self.count(gait, rate: rate).count - 80) <= 1)
     }
 
+    /// A step's time is when the smoothed vertical acceleration rises through the trigger's threshold, which lies
+    /// between two samples: interpolated there, the steps' times at 25 or 50 Hz differ from those at 400 Hz by one
+    /// offset common to all (the filters' discretization, under a sample) to within a quarter sample, so step
+    /// intervals and cadence do not depend on the rate. Taken as the sample's time, a step came up to a whole
+    /// sample late at random (40 ms at 25 Hz, a tenth of a step at 2.5 steps/s), which the stride tests saw as
+    /// irregular strides.
+    @Test(arguments: [25.0, 50])
+    func stepTimesDoNotDependOnTheRateBeyondAnOffset(rate: Double) {
+        for seed: UInt64 in 1...4 {
+            let gait = GaitSignal(steps: 60, cadence: 1.9, amplitude: 0.2, seed: seed)
+            let reference = Self.count(gait, rate: 400, noise: 0.002)
+            let steps = Self.count(gait, rate: rate, noise: 0.002)
+            #expect(steps.count == reference.count, "seed \(seed): \(steps.count) and \(reference.count) steps")
+            let differences = zip(steps, reference).map { $0 - $1 }
+            let spread = (differences.max() ?? 0) - (differences.min() ?? 0)
+            #expect(spread < 0.25 / rate, "seed \(seed): offsets from \(differences.min() ?? 0) to \(differences.max() ?? 0) s")
+            #expect(differences.allSatisfy { abs($0) < 1 / rate }, "seed \(seed)")
+        }
+    }
+
     @Test func irregularSamplingIsCountedLikeRegular() {
         // Android's "fastest" delivery: intervals vary by ±90 % around 5 ms.
         let gait = GaitSignal(steps: 80, cadence: 1.7, amplitude: 0.15, seed: 9)
