@@ -17,7 +17,8 @@ struct ActivityCommand: AsyncParsableCommand {
             ±0.1 steps/s), unknown for motion without steps (a vehicle, a bicycle, handling the device). A change \
             is reported once it has held for 2 s (10 s for unknown). The trace is processed as fast as possible \
             (--speed max) unless --speed says otherwise. --device reads a live accelerometer (asked for at least \
-            25 Hz) and --service the motion service's samples, until SIGINT or SIGTERM. See Docs/Pedometer.md.
+            50 Hz) and --service the motion service's samples (50 Hz, or 25 Hz without its high-rate right), until \
+            SIGINT or SIGTERM. See Docs/Pedometer.md.
             """
     )
 
@@ -42,15 +43,17 @@ struct ActivityCommand: AsyncParsableCommand {
     }
 
     /// The activity changes of a trace, a device or the service, each printed as it happens (flushed before each
-    /// wait). A live source is asked for 25 Hz at least (`ServiceRates.pedometerInterval`).
+    /// wait). A live source is asked for 50 Hz at least, the service for 25 Hz when the user lacks its high-rate
+    /// right (`ServiceRates.atPedometerRate`).
     func classify(from source: MotionSource) async throws(MotionError) {
         let output = try EventOutput(format: format)
-        try await drive(
-            source, request: .init(activity: true), demandInterval: ServiceRates.pedometerInterval,
-            flush: output.flush
-        ) { outputs throws(MotionError) in
-            if let activity = outputs.activity { try Self.write(activity, to: output) }
-            return true
+        try await ServiceRates.atPedometerRate { interval throws(MotionError) in
+            try await drive(
+                source, request: .init(activity: true), demandInterval: interval, flush: output.flush
+            ) { outputs throws(MotionError) in
+                if let activity = outputs.activity { try Self.write(activity, to: output) }
+                return true
+            }
         }
     }
 

@@ -19,10 +19,28 @@ enum ServiceRates {
     /// 50, 100 and 200 Hz). Its band reaches 10 Hz (strokes of 50 ms), which 25 Hz samples twice per stroke at most.
     static let shakeInterval = 0.02
 
-    /// `steps` and `activity`: 25 Hz at least, the slowest rate the step detector and the activity classifier
-    /// are validated at (`Docs/Pedometer.md`), and the fastest everyone may ask; a device left at its own rate may
-    /// run at 10 Hz, too slow for them. (`MotionManager`'s subscriptions ask the same.)
-    static let pedometerInterval = unprivilegedInterval
+    /// `steps` and `activity`: 50 Hz at least. The step detector and the activity classifier are validated from
+    /// 25 Hz in simulation, but on the real dev walks 25 Hz costs accuracy (`Docs/Pedometer.md`, "Lower sample
+    /// rates"); a device left at its own rate may run at 10 Hz, too slow for them. (`MotionManager`'s
+    /// subscriptions ask the same.) Through the service 50 Hz needs the high-rate right: `atPedometerRate`.
+    static let pedometerInterval = 0.02
+
+    /// Runs `attempt` with the interval to ask a live source for steps or activity: `pedometerInterval`. When the
+    /// service refuses it for want of the high-rate right, says so on stderr and runs `attempt` again at 25 Hz,
+    /// which everyone may ask and the pedometer is validated at, less accurately. `attempt` must write nothing
+    /// before its first sample.
+    static func atPedometerRate(_ attempt: (Double) async throws(MotionError) -> Void) async throws(MotionError) {
+        do {
+            try await attempt(pedometerInterval)
+        } catch where error.code == .permissionDenied && error.message.contains(highRateAction) {
+            printToStandardError(
+                "motionctl: note: steps and activity are most accurate from \(hertz(pedometerInterval)) Hz, faster "
+                    + "than the \(hertz(unprivilegedInterval)) Hz the motion service gives without its high-rate "
+                    + "right (the group motion, Docs/Service.md); reading at \(hertz(unprivilegedInterval)) Hz "
+                    + "(Docs/Pedometer.md, \"Lower sample rates\")")
+            try await attempt(unprivilegedInterval)
+        }
+    }
 
     /// Runs `attempt` with the interval to ask the service for `sensors` (their device's current period, or 25 Hz
     /// when the service does not say). When the service refuses that rate for want of the high-rate right, says

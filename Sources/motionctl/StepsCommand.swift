@@ -18,8 +18,8 @@ struct StepsCommand: AsyncParsableCommand {
             so rows come in bursts at the start of each walk. The last row is the total (event 'total'). CSV by \
             default (columns event,t,steps,cadence,distance,pace), JSON Lines with --format jsonl. The trace is \
             processed as fast as possible (--speed max) unless --speed says otherwise. --device reads a live \
-            accelerometer (asked for at least 25 Hz) and --service the motion service's samples, until SIGINT or \
-            SIGTERM; the total then covers the steps since the command started. See Docs/Pedometer.md.
+            accelerometer (asked for at least 50 Hz) and --service the motion service's samples (50 Hz, or 25 Hz \
+            without its high-rate right), until SIGINT or SIGTERM; the total then covers the steps since the command started. See Docs/Pedometer.md.
             """
     )
 
@@ -71,22 +71,25 @@ struct StepsCommand: AsyncParsableCommand {
     }
 
     /// The steps of a trace, a device or the service, each printed as it is counted (flushed before each wait),
-    /// then the total, also when a signal ends the command. A live source is asked for 25 Hz at least
-    /// (`ServiceRates.pedometerInterval`).
+    /// then the total, also when a signal ends the command. A live source is asked for 50 Hz at least, the service
+    /// for 25 Hz when the user lacks its high-rate right (`ServiceRates.atPedometerRate`).
     func count(from source: MotionSource, _ model: StepLengthModel) async throws(MotionError) {
         let output = try StepsOutput(format: format)
         try output.writeHeader()
         try output.flush()
         var lastTime = 0.0
-        let processor = try await drive(
-            source, configuration: MotionConfiguration(stepLength: model), request: .init(steps: true),
-            demandInterval: ServiceRates.pedometerInterval, flush: output.flush
-        ) { outputs throws(MotionError) in
-            lastTime = outputs.timestamp
-            if let update = outputs.steps { try output.write(update, stepLength: model) }
-            return true
+        var processor: MotionProcessor?
+        try await ServiceRates.atPedometerRate { interval throws(MotionError) in
+            processor = try await drive(
+                source, configuration: MotionConfiguration(stepLength: model), request: .init(steps: true),
+                demandInterval: interval, flush: output.flush
+            ) { outputs throws(MotionError) in
+                lastTime = outputs.timestamp
+                if let update = outputs.steps { try output.write(update, stepLength: model) }
+                return true
+            }
         }
-        let data = processor.pedometerData ?? StepsOutput.noSteps
+        let data = processor?.pedometerData ?? StepsOutput.noSteps
         try output.writeTotal(data, at: lastTime)
         try output.flush()
     }

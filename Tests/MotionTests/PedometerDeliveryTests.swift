@@ -73,7 +73,7 @@ struct PedometerDeliveryTests {
         #expect(manager.activity == changes.last)
     }
 
-    @Test("Steps and activity ask the device for 25 Hz; orientation asks no rate and takes none away")
+    @Test("Steps and activity ask the device for 50 Hz; orientation asks no rate and takes none away")
     func pedometerRate() {
         let orientation = MotionEngine.Registration(
             stream: .orientation, route: .pull, gate: UpdateIntervalGate(interval: 0), demandInterval: 0)
@@ -85,7 +85,7 @@ struct PedometerDeliveryTests {
         #expect(
             MotionEngine.needs(of: [1: orientation, 2: fast]).fastestInterval == 0.005,
             "orientation does not take away another subscription's rate")
-        #expect(MotionEngine.needs(of: [1: orientation, 2: steps]).fastestInterval == 0.04)
+        #expect(MotionEngine.needs(of: [1: orientation, 2: steps]).fastestInterval == 0.02)
         #expect(MotionEngine.needs(of: [1: steps, 2: fast]).fastestInterval == 0.005)
         #expect(MotionEngine.needs(of: [1: steps]).request.steps)
     }

@@ -534,7 +534,7 @@ struct DeviceCommandTests {
             try testbed.add(.lis3dhTrigger)
             let child = try RunningMotionctl(["steps", "--device", "auto", "--format", "jsonl"])
             #expect(try await child.wait { _ in testbed.attribute(path, "buffer/enable") == "1" })
-            #expect(testbed.attribute(path, "sampling_frequency").flatMap { Double($0) }.map { $0 >= 25 } == true)
+            #expect(testbed.attribute(path, "sampling_frequency").flatMap { Double($0) }.map { $0 >= 50 } == true)
             // 20 s of walking at 1.9 steps/s between still seconds, as the device's 100 Hz scans (1024 per g).
             let walk = Array(
                 try Simulation(scenario: .walking(duration: 20, cadence: 1.9), options: SimulationOptions(rate: 100, seed: 9)))

@@ -121,12 +121,15 @@ struct ServiceSourceTests {
             #expect(shake.status == 77, "\(shake.output)")
             #expect(shake.output.contains("motionctl: error: shake needs 50 Hz, the slowest rate the detector is validated at"), "\(shake.output)")
             #expect(shake.output.contains("group 'motion'"), "\(shake.output)")
-            // activity (and steps) ask 25 Hz, the slowest rate the classifier is validated at: this user is served
-            // (at 50 Hz it was refused, status 77).
+            // activity (and steps) ask 50 Hz, where they are most accurate; refused that, they say so and read 25 Hz,
+            // the slowest rate they are validated at: this user is served.
             let activity = try fixture.bus.start(
                 "/usr/bin/setpriv", Self.asNobody(["activity", "--service", "--format", "jsonl"]))
             defer { activity.stop() }
             #expect(try await activity.wait(timeout: 30) { $0.contains("\"activity\":\"stationary\"") }, "\(activity.text)")
+            #expect(activity.text.contains(
+                "motionctl: note: steps and activity are most accurate from 50 Hz, faster than the 25 Hz the motion "
+                    + "service gives without its high-rate right"), "\(activity.text)")
             activity.send(SIGINT)
             #expect(try await activity.waitForExit(timeout: 10) == 0, "\(activity.text)")
         }
@@ -155,6 +158,15 @@ struct ServiceSourceTests {
             let orientation = try fixture.bus.start(Self.motionctl, ["orientation", "--service", "--format", "jsonl"])
             defer { orientation.stop() }
             #expect(try await orientation.wait(timeout: 20) { $0.contains("\"orientation\":\"portrait\"") }, "\(orientation.text)")
+            #expect(await eventually { testbed.attribute(fixture.accelerometer, "sampling_frequency") == "25" })
+            // steps with it: 50 Hz, where the pedometer is most accurate (root has the high-rate right, so no note);
+            // back to 25 Hz when steps ends.
+            let pedometer = try fixture.bus.start(Self.motionctl, ["steps", "--service"])
+            defer { pedometer.stop() }
+            #expect(await eventually { testbed.attribute(fixture.accelerometer, "sampling_frequency") == "50" })
+            pedometer.send(SIGINT)
+            #expect(try await pedometer.waitForExit(timeout: 10) == 0, "\(pedometer.text)")
+            #expect(!pedometer.text.contains("note:"), "\(pedometer.text)")
             #expect(await eventually { testbed.attribute(fixture.accelerometer, "sampling_frequency") == "25" })
             // shake alone: 50 Hz.
             orientation.send(SIGINT)
