@@ -26,10 +26,16 @@ enum ClientPipe {
     }
 
     /// Writes `bytes` without blocking, as far as the pipe takes them. (`SIGPIPE` is ignored: `MotionDaemon`.)
+    ///
+    /// One `writev(2)` of one buffer per call: the same single system call as `write(2)`, which umockdev's preload
+    /// (the tests' and the benchmarks' emulated devices) interposes on every descriptor with two `sigprocmask`
+    /// calls and a lock. Those would be counted as the service's own cost (`Docs/Performance.md`, "motiond").
     static func send(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> SendResult {
         var offset = 0
         while offset < bytes.count {
-            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            var piece = iovec(
+                iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + offset), iov_len: bytes.count - offset)
+            let written = Glibc.writev(descriptor, &piece, 1)
             if written > 0 {
                 offset += written
                 continue
