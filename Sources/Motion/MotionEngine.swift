@@ -142,7 +142,7 @@ final class MotionEngine: Sendable {
             state.registrations[id] = Registration(
                 stream: stream, route: route, gate: UpdateIntervalGate(interval: interval),
                 demandInterval: demandInterval ?? interval)
-            state.needs = Self.needs(of: state.registrations)
+            state.needs = Self.needs(of: state.registrations, pedometerInterval: self.pedometerDemand)
             if case .orientation(let buffer) = route, var current = state.latest.orientation {
                 // The current state first (its `orientationChanged` is false), queued under the lock so that no
                 // change the producer routes can overtake it; handed over after the lock (a handler may run at
@@ -217,7 +217,7 @@ final class MotionEngine: Sendable {
     func unsubscribe(_ id: Int) {
         state.withLock { state in
             guard state.registrations.removeValue(forKey: id) != nil else { return }
-            state.needs = Self.needs(of: state.registrations)
+            state.needs = Self.needs(of: state.registrations, pedometerInterval: self.pedometerDemand)
             if state.registrations.isEmpty && state.isProducing {
                 state.isProducing = false
                 state.producer?.cancel()
@@ -231,7 +231,7 @@ final class MotionEngine: Sendable {
             guard state.registrations[id] != nil else { return }
             state.registrations[id]!.gate = UpdateIntervalGate(interval: interval)
             state.registrations[id]!.demandInterval = interval
-            state.needs = Self.needs(of: state.registrations)
+            state.needs = Self.needs(of: state.registrations, pedometerInterval: self.pedometerDemand)
         }
     }
 
@@ -256,8 +256,8 @@ final class MotionEngine: Sendable {
         await producer?.value
     }
 
-    /// What `registrations` need the producer to compute and read.
-    static func needs(of registrations: [Int: Registration]) -> Needs {
+    /// What `registrations` need the producer to compute and read; steps and activity ask `pedometerInterval`.
+    static func needs(of registrations: [Int: Registration], pedometerInterval: Double = pedometerInterval) -> Needs {
         var needs = Needs()
         var fastest = Double.infinity
         for registration in registrations.values {
@@ -288,7 +288,7 @@ final class MotionEngine: Sendable {
                 fastest = min(fastest, registration.demandInterval)
             case .steps, .activity:
                 // At least the pedometer's rate: a device left at its own rate may run at 10 Hz.
-                fastest = min(fastest, Self.pedometerInterval)
+                fastest = min(fastest, pedometerInterval)
             case .shake, .orientation:
                 break  // every sample, at the rate the others ask (or the device's own): no demand of their own
             }
@@ -302,6 +302,13 @@ final class MotionEngine: Sendable {
     /// rates": 1.50 % MAPE on the walks of certain truth at 25 Hz, 1.12 % at 50 Hz, 0.99 % at the phones' own
     /// rates). A device left at its own rate may run at 10 Hz, too slow for them.
     static let pedometerInterval = 0.02
+
+    /// What steps and activity ask of this engine's source: ``pedometerInterval``, but no faster than everyone may
+    /// ask (the service's raw samples: 25 Hz without its high-rate right, `RightLimitedSampleProvider`), so that
+    /// they work for every user. (The service's own steps and activity streams count at its device's rate.)
+    var pedometerDemand: Double {
+        max(Self.pedometerInterval, (source.provider as? any RightLimitedSampleProvider)?.openInterval ?? 0)
+    }
 
     // MARK: Producer
 

@@ -60,13 +60,15 @@ extension MotionManager {
     /// steps that confirmed a walk), with the step times and the figures after them (`PedometerData`: steps,
     /// distance in metres, cadence in steps/s, pace in s/m) counted since the manager's pedometer started, which
     /// is when the first of its pedometer subscriptions started; it starts again from zero once none is left.
-    /// The device is asked for at least 50 Hz (`Docs/Pedometer.md`).
+    /// The device is asked for at least 50 Hz (the motion service for 25 Hz, which everyone may ask;
+    /// `Docs/Pedometer.md`).
     public func pedometerUpdates(bufferingPolicy: MotionBufferingPolicy = .eventsDefault) -> MotionUpdates<PedometerUpdate> {
         updates(.steps, interval: 0, policy: bufferingPolicy, route: MotionEngine.Route.steps)
     }
 
     /// Subscribes to activity changes (stationary, walking, running or unknown, with a confidence): one update
-    /// each time the activity reported changes (`Docs/Pedometer.md`). The device is asked for at least 50 Hz.
+    /// each time the activity reported changes (`Docs/Pedometer.md`). The device is asked for at least 50 Hz (the
+    /// motion service for 25 Hz).
     public func activityUpdates(bufferingPolicy: MotionBufferingPolicy = .eventsDefault) -> MotionUpdates<MotionActivity> {
         updates(.activity, interval: 0, policy: bufferingPolicy, route: MotionEngine.Route.activity)
     }

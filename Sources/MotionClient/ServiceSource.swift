@@ -26,11 +26,13 @@ extension MotionSource {
 }
 
 /// `MotionSource.service(busAddress:)`: the motion service's raw samples.
-struct ServiceSampleProvider: MotionSampleProvider {
+struct ServiceSampleProvider: RightLimitedSampleProvider {
     let busAddress: String?
     var isLive: Bool { true }
     var description: String { "motion service" + (busAddress.map { " at \($0)" } ?? "") }
     func makeReader() -> any MotionSampleReader { ServiceInput(busAddress: busAddress) }
+    /// 0.04 s: raw samples above 25 Hz need the service's high-rate right (`Docs/Service.md`, "Rate rights").
+    var openInterval: Double { Motion1Interface.highRateInterval }
 }
 
 /// What a client asks the motion service before it subscribes.

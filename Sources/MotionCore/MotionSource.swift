@@ -61,6 +61,14 @@ public protocol MotionSampleProvider: Sendable, CustomStringConvertible {
     func makeReader() throws(MotionError) -> any MotionSampleReader
 }
 
+/// A provider whose readings faster than some rate need a right the caller may lack (the motion service's raw
+/// samples above 25 Hz). A subscription that only prefers a faster rate (the pedometer's 50 Hz) asks no faster
+/// than ``openInterval``, so that it works for every user.
+package protocol RightLimitedSampleProvider: MotionSampleProvider {
+    /// The shortest update interval everyone may ask, in seconds.
+    var openInterval: Double { get }
+}
+
 /// A provider's reader, used by one producer task at a time (a manager hands it from one producer to the next,
 /// each waiting for the previous one to end), so it need not be `Sendable` or locked.
 public protocol MotionSampleReader: AnyObject, SampleSource {

@@ -73,6 +73,41 @@ struct PedometerDeliveryTests {
         #expect(manager.activity == changes.last)
     }
 
+    /// A live source whose readings above 25 Hz need a right (as the motion service's), recording the intervals the
+    /// manager asks of it.
+    struct RightLimitedWalk: RightLimitedSampleProvider {
+        let asked = Recorder<Double>()
+        var isLive: Bool { true }
+        var description: String { "a right-limited walk" }
+        var openInterval: Double { 0.04 }
+        func makeReader() -> any MotionSampleReader { Reader(asked: asked) }
+
+        final class Reader: MotionSampleReader {
+            let asked: Recorder<Double>
+            private var next = 0
+            init(asked: Recorder<Double>) { self.asked = asked }
+            func availableSensors() -> SensorSet { .accelerometer }
+            func next(_ demand: SourceDemand) -> SampleSourceStep {
+                asked.append(demand.fastestInterval)
+                guard next < PedometerDeliveryTests.walk.count else { return .ended }
+                defer { next += 1 }
+                return .sample(PedometerDeliveryTests.walk[next])
+            }
+            func wait(_ demand: SourceDemand) async {}
+            func putBack(_ sample: MotionSample) { next -= 1 }
+        }
+    }
+
+    @Test("On a source whose readings above 25 Hz need a right (the service), steps ask 25 Hz: they work for everyone")
+    func pedometerRateOnARightLimitedSource() async throws {
+        let provider = RightLimitedWalk()
+        let manager = try MotionManager(source: MotionSource(provider))
+        var total = 0
+        for try await update in manager.pedometerUpdates() { total = update.data.numberOfSteps }
+        #expect(total > 50, "\(total) steps")
+        #expect(!provider.asked.all.isEmpty && provider.asked.all.allSatisfy { $0 == 0.04 }, "\(Set(provider.asked.all))")
+    }
+
     @Test("Steps and activity ask the device for 50 Hz; orientation asks no rate and takes none away")
     func pedometerRate() {
         let orientation = MotionEngine.Registration(
