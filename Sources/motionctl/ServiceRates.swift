@@ -22,7 +22,8 @@ enum ServiceRates {
     /// `steps` and `activity`: 50 Hz at least. The step detector and the activity classifier are validated from
     /// 25 Hz in simulation, but on the real dev walks 25 Hz costs accuracy (`Docs/Pedometer.md`, "Lower sample
     /// rates"); a device left at its own rate may run at 10 Hz, too slow for them. (`MotionManager`'s
-    /// subscriptions ask the same.) Through the service 50 Hz needs the high-rate right: `atPedometerRate`.
+    /// subscriptions ask the same of a device, and 25 Hz of the service.) Through the service 50 Hz needs the
+    /// high-rate right: `atPedometerRate`.
     static let pedometerInterval = 0.02
 
     /// Runs `attempt` with the interval to ask a live source for steps or activity: `pedometerInterval`. When the

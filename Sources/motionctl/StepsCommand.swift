@@ -19,7 +19,8 @@ struct StepsCommand: AsyncParsableCommand {
             default (columns event,t,steps,cadence,distance,pace), JSON Lines with --format jsonl. The trace is \
             processed as fast as possible (--speed max) unless --speed says otherwise. --device reads a live \
             accelerometer (asked for at least 50 Hz) and --service the motion service's samples (50 Hz, or 25 Hz \
-            without its high-rate right), until SIGINT or SIGTERM; the total then covers the steps since the command started. See Docs/Pedometer.md.
+            without its high-rate right), until SIGINT or SIGTERM; the total then covers the steps since the \
+            command started. See Docs/Pedometer.md.
             """
     )
 

@@ -76,7 +76,8 @@ import TestThreads
             #expect(steps.count == reference.count, "seed \(seed): \(steps.count) and \(reference.count) steps")
             let differences = zip(steps, reference).map { $0 - $1 }
             let spread = (differences.max() ?? 0) - (differences.min() ?? 0)
-            #expect(spread < 0.25 / rate, "seed \(seed): offsets from \(differences.min() ?? 0) to \(differences.max() ?? 0) s")
+            #expect(
+                spread < 0.25 / rate, "seed \(seed): offsets from \(differences.min() ?? 0) to \(differences.max() ?? 0) s")
             #expect(differences.allSatisfy { abs($0) < 1 / rate }, "seed \(seed)")
         }
     }
