@@ -52,6 +52,15 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
         case schedule(Scheduler)
     }
 
+    /// Where ``sendSynchronously(_:)`` takes an element.
+    private enum SynchronousRoute {
+        case closed
+        /// Straight to the handler, on this thread.
+        case direct
+        /// Queued; `drain`: this thread drains the queue now (no drain runs).
+        case queued(drain: Bool)
+    }
+
     /// One step of a handler drain.
     private enum Step {
         /// An element to hand to the handler, and the producer that waited for the room its pop made.
@@ -62,6 +71,8 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
     }
 
     let policy: MotionBufferingPolicy
+    /// The handler runs on the sender's thread, inside ``send(_:)`` (``init(policy:synchronousHandler:ended:passEnded:)``).
+    private let isSynchronous: Bool
     /// Runs on the producer's thread after each pass over a sample that sent this buffer something (a synchronous
     /// consumer's cue to write what it rendered).
     let passEnded: (@Sendable () -> Void)?
@@ -73,6 +84,7 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
         self.policy = policy
         passEnded = nil
         consumer = .iterator
+        isSynchronous = false
     }
 
     /// A buffer whose elements are passed to `handler`, run by `scheduler`; `ended` runs (by `scheduler`, after
@@ -87,6 +99,20 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
         self.policy = policy
         self.passEnded = passEnded
         consumer = .handler(scheduler, handler, ended: ended)
+        isSynchronous = false
+    }
+
+    /// A buffer whose handler runs at once on the thread that sends (a synchronous consumer: the engine's producer
+    /// thread), outside the lock, as with a scheduler that runs the drain at once, but without scheduling a drain
+    /// for each element: an element sent while nothing waits goes straight to the handler.
+    init(
+        policy: MotionBufferingPolicy, synchronousHandler handler: @escaping Handler,
+        ended: (@Sendable () -> Void)? = nil, passEnded: (@Sendable () -> Void)? = nil
+    ) {
+        self.policy = policy
+        self.passEnded = passEnded
+        consumer = .handler({ drain in drain() }, handler, ended: ended)
+        isSynchronous = true
     }
 
     /// The number of elements dropped because the consumer was `policy.limit` elements behind.
@@ -101,6 +127,7 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
     /// consumer has gone.
     @discardableResult
     func send(_ element: Element) -> Bool {
+        if isSynchronous { return sendSynchronously(element) }
         let (open, action): (Bool, Action) = state.withLock { state in
             guard !state.isClosed && state.end == nil else { return (false, .none) }
             if let waiting = state.waitingConsumer {
@@ -128,6 +155,54 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
         case .schedule(let scheduler): scheduler { self.drain() }
         }
         return open
+    }
+
+    /// ``send(_:)`` for a synchronous handler: when nothing waits and no drain runs, the element goes to the handler
+    /// directly (two lock round trips, nothing allocated); otherwise it is queued and drained as any handler's.
+    private func sendSynchronously(_ element: Element) -> Bool {
+        guard case .handler(_, let handler, _) = consumer else { return false }
+        let route: SynchronousRoute = state.withLock { state in
+            guard !state.isClosed && state.end == nil else { return .closed }
+            if !state.isDraining && state.items.isEmpty {
+                state.isDraining = true
+                state.handlerThread = pthread_self()
+                return .direct
+            }
+            if state.items.count < policy.limit {
+                state.items.append(element)
+            } else {
+                state.dropped += 1
+                if policy.kind == .newest {
+                    state.items.removeFirst()
+                    state.items.append(element)
+                }
+            }
+            guard !state.isDraining else { return .queued(drain: false) }
+            state.isDraining = true
+            return .queued(drain: true)
+        }
+        switch route {
+        case .closed:
+            return false
+        case .queued(let drainNow):
+            if drainNow { drain() }
+            return true
+        case .direct:
+            handler(element, nil)
+            // As after each of the drain's elements: the stop waiters go; anything that came meanwhile (an element
+            // queued by the handler's own sends, the end) is drained as usual.
+            let (waiters, more) = state.withLock { state in
+                state.handlerThread = nil
+                let waiters = state.stopWaiters
+                state.stopWaiters = []
+                let more = !state.isClosed && (!state.items.isEmpty || (state.end != nil && !state.endDelivered))
+                if !more { state.isDraining = false }
+                return (waiters, more)
+            }
+            waiters.forEach { $0.signal() }
+            if more { drain() }
+            return true
+        }
     }
 
     /// Queues `element` without handing it to anyone: for the engine, under its own lock, on a buffer no consumer

@@ -111,8 +111,8 @@ extension MotionManager {
         // The drain runs at once, on the thread that sends: the buffer holds an update only while one is being
         // handed over (or the current orientation, queued at subscription).
         let buffer = DeliveryBuffer<Element>(
-            policy: .bufferingNewest(64), scheduler: { drain in drain() },
-            handler: { element, error in
+            policy: .bufferingNewest(64),
+            synchronousHandler: { element, error in
                 if let element { receive(element) } else if let error { ended(.failure(error)) }
             },
             ended: { ended(.success(())) }, passEnded: passEnded)

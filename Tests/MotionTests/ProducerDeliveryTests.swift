@@ -102,25 +102,60 @@ struct ProducerDeliveryTests {
         other.cancel()
     }
 
-    @Test("A synchronous buffer hands over what was primed before anything sent later, once")
-    func primedFirst() {
+    /// The two ways to make a synchronous buffer: a scheduler that drains at once, and the direct handler.
+    static func synchronousBuffers(
+        _ handler: @escaping DeliveryBuffer<Int>.Handler, ended: (@Sendable () -> Void)? = nil
+    ) -> [DeliveryBuffer<Int>] {
+        [
+            DeliveryBuffer<Int>(policy: .bufferingNewest(8), scheduler: { drain in drain() }, handler: handler, ended: ended),
+            DeliveryBuffer<Int>(policy: .bufferingNewest(8), synchronousHandler: handler, ended: ended),
+        ]
+    }
+
+    @Test("A synchronous buffer hands over what was primed before anything sent later, once", arguments: [0, 1])
+    func primedFirst(kind: Int) {
         let received = Recorder<Int>()
-        let buffer = DeliveryBuffer<Int>(
-            policy: .bufferingNewest(8), scheduler: { drain in drain() }, handler: { value, _ in
-                if let value { received.append(value) }
-            })
+        let handler: DeliveryBuffer<Int>.Handler = { value, _ in if let value { received.append(value) } }
+        let buffer = Self.synchronousBuffers(handler)[kind]
         buffer.prime(1)
         #expect(received.all.isEmpty, "primed, not handed over")
         buffer.send(2)
         #expect(received.all == [1, 2], "the primed element first, at the next send")
         buffer.deliverPrimed()
         #expect(received.all == [1, 2], "nothing twice")
-        let other = DeliveryBuffer<Int>(
-            policy: .bufferingNewest(8), scheduler: { drain in drain() }, handler: { value, _ in
-                if let value { received.append(value) }
-            })
+        let other = Self.synchronousBuffers(handler)[kind]
         other.prime(3)
         other.deliverPrimed()
         #expect(received.all == [1, 2, 3])
+    }
+
+    @Test("A synchronous handler on the sender's thread; its own sends follow in order; the end once", arguments: [0, 1])
+    func synchronousHandler(kind: Int) {
+        let received = Recorder<Int>()
+        let threads = Recorder<Bool>()
+        let ends = Recorder<Int>()
+        let sender = pthread_self()
+        let box = LockedState<DeliveryBuffer<Int>?>(nil)
+        let buffer = Self.synchronousBuffers(
+            { value, _ in
+                guard let value else { return }
+                threads.append(pthread_equal(pthread_self(), sender) != 0)
+                received.append(value)
+                if value == 1 { box.withLock { $0 }?.send(10) }  // sent from inside the handler
+            }, ended: { ends.append(1) })[kind]
+        box.withLock { $0 = buffer }
+        #expect(buffer.send(1))
+        #expect(received.all == [1, 10], "the handler's own send after it returns, not nested")
+        #expect(buffer.send(2))
+        #expect(received.all == [1, 10, 2])
+        #expect(threads.all == [true, true, true])
+        buffer.finish(.success(()))
+        #expect(ends.all == [1])
+        #expect(!buffer.send(3), "closed after the end")
+        let stopped = Self.synchronousBuffers({ value, _ in if let value { received.append(value) } })[kind]
+        stopped.stopHandler()
+        #expect(!stopped.send(4))
+        #expect(received.all == [1, 10, 2])
+        box.withLock { $0 = nil }
     }
 }
