@@ -43,6 +43,19 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
         var stopWaiters: [DispatchSemaphore] = []
         /// The end has been handed to the consumer.
         var endDelivered = false
+
+        /// Queues `element`, or drops it (the newest or the oldest, per `policy`) when `policy.limit` wait.
+        mutating func enqueue(_ element: Element, _ policy: MotionBufferingPolicy) {
+            if items.count < policy.limit {
+                items.append(element)
+            } else {
+                dropped += 1
+                if policy.kind == .newest {
+                    items.removeFirst()
+                    items.append(element)
+                }
+            }
+        }
     }
 
     /// What to do after releasing the lock.
@@ -134,15 +147,7 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
                 state.waitingConsumer = nil
                 return (true, .resume(waiting))
             }
-            if state.items.count < policy.limit {
-                state.items.append(element)
-            } else {
-                state.dropped += 1
-                if policy.kind == .newest {
-                    state.items.removeFirst()
-                    state.items.append(element)
-                }
-            }
+            state.enqueue(element, policy)
             if case .handler(let scheduler, _, _) = consumer, !state.isDraining {
                 state.isDraining = true
                 return (true, .schedule(scheduler))
@@ -168,15 +173,7 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
                 state.handlerThread = pthread_self()
                 return .direct
             }
-            if state.items.count < policy.limit {
-                state.items.append(element)
-            } else {
-                state.dropped += 1
-                if policy.kind == .newest {
-                    state.items.removeFirst()
-                    state.items.append(element)
-                }
-            }
+            state.enqueue(element, policy)
             guard !state.isDraining else { return .queued(drain: false) }
             state.isDraining = true
             return .queued(drain: true)
