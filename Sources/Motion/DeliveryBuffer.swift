@@ -44,6 +44,13 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
         /// The end has been handed to the consumer.
         var endDelivered = false
 
+        /// After the handler returned: no handler runs now; the `stopHandler()` callers waiting for it, to signal.
+        mutating func handlerReturned() -> [DispatchSemaphore] {
+            handlerThread = nil
+            defer { stopWaiters = [] }
+            return stopWaiters
+        }
+
         /// Queues `element`, or drops it (the newest or the oldest, per `policy`) when `policy.limit` wait.
         mutating func enqueue(_ element: Element, _ policy: MotionBufferingPolicy) {
             if items.count < policy.limit {
@@ -189,9 +196,7 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
             // As after each of the drain's elements: the stop waiters go; anything that came meanwhile (an element
             // queued by the handler's own sends, the end) is drained as usual.
             let (waiters, more) = state.withLock { state in
-                state.handlerThread = nil
-                let waiters = state.stopWaiters
-                state.stopWaiters = []
+                let waiters = state.handlerReturned()
                 let more = !state.isClosed && (!state.items.isEmpty || (state.end != nil && !state.endDelivered))
                 if !more { state.isDraining = false }
                 return (waiters, more)
@@ -348,12 +353,7 @@ final class DeliveryBuffer<Element: Sendable>: Sendable {
             case .ended(let ended): ended()
             case .done: return
             }
-            let waiters = state.withLock { state in
-                state.handlerThread = nil
-                let waiters = state.stopWaiters
-                state.stopWaiters = []
-                return waiters
-            }
+            let waiters = state.withLock { $0.handlerReturned() }
             waiters.forEach { $0.signal() }
         }
     }

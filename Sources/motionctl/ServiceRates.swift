@@ -31,16 +31,9 @@ enum ServiceRates {
     /// which everyone may ask and the pedometer is validated at, less accurately. `attempt` must write nothing
     /// before its first sample.
     static func atPedometerRate(_ attempt: (Double) async throws(MotionError) -> Void) async throws(MotionError) {
-        do {
-            try await attempt(pedometerInterval)
-        } catch where error.code == .permissionDenied && error.message.contains(highRateAction) {
-            printToStandardError(
-                "motionctl: note: steps and activity are most accurate from \(hertz(pedometerInterval)) Hz, faster "
-                    + "than the \(hertz(unprivilegedInterval)) Hz the motion service gives without its high-rate "
-                    + "right (the group motion, Docs/Service.md); reading at \(hertz(unprivilegedInterval)) Hz "
-                    + "(Docs/Pedometer.md, \"Lower sample rates\")")
-            try await attempt(unprivilegedInterval)
-        }
+        try await at(
+            pedometerInterval, reason: "steps and activity are most accurate from \(hertz(pedometerInterval)) Hz",
+            hint: " (Docs/Pedometer.md, \"Lower sample rates\")", attempt)
     }
 
     /// Runs `attempt` with the interval to ask the service for `sensors` (their device's current period, or 25 Hz
@@ -51,15 +44,23 @@ enum ServiceRates {
         of sensors: SensorSet, hint: String = "", _ attempt: (Double) async throws(MotionError) -> Void
     ) async throws(MotionError) {
         let interval = MotionServiceQuery.currentDeviceInterval(for: sensors) ?? unprivilegedInterval
+        try await at(interval, reason: "the device runs at \(hertz(interval)) Hz", hint: hint, attempt)
+    }
+
+    /// Runs `attempt` at `interval`; when the service refuses a rate above 25 Hz for want of its high-rate right,
+    /// notes on stderr why that rate was wanted (`reason`, then `hint`) and runs `attempt` again at 25 Hz.
+    private static func at(
+        _ interval: Double, reason: String, hint: String, _ attempt: (Double) async throws(MotionError) -> Void
+    ) async throws(MotionError) {
         do {
             try await attempt(interval)
         } catch where error.code == .permissionDenied && interval < unprivilegedInterval
             && error.message.contains(highRateAction)
         {
             printToStandardError(
-                "motionctl: note: the device runs at \(hertz(interval)) Hz, faster than the "
-                    + "\(hertz(unprivilegedInterval)) Hz the motion service gives without its high-rate right (the "
-                    + "group motion, Docs/Service.md); reading at \(hertz(unprivilegedInterval)) Hz" + hint)
+                "motionctl: note: \(reason), faster than the \(hertz(unprivilegedInterval)) Hz the motion service "
+                    + "gives without its high-rate right (the group motion, Docs/Service.md); reading at "
+                    + "\(hertz(unprivilegedInterval)) Hz" + hint)
             try await attempt(unprivilegedInterval)
         }
     }
