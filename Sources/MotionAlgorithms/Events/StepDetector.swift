@@ -6,12 +6,14 @@ public import RealModule
 /// Each sample goes through:
 /// 1. **Gravity and the vertical**: a first-order low-pass with time constant
 ///    `Configuration.gravityTimeConstant` (default 1 s) estimates gravity `g`; the user acceleration `u = a − g`
-///    is split into its vertical part `v = u·ĝ` and its horizontal rest. Both are smoothed by two first-order
-///    low-passes at `Configuration.smoothingCutoff` (default 4 Hz); the smoothed vertical part drives the
-///    trigger. For the energy and line tests (step 3) both are also high-passed (first order) at
-///    `Configuration.highPassCutoff` (default 0.5 Hz, half the slowest cadence), which removes what is left of
-///    slow motions such as a vehicle's braking and cornering. Every filter is defined in seconds and its
-///    coefficient is computed from each sample's interval, so the rate may be anything and may change.
+///    and its vertical part `v = u·ĝ` (ĝ: gravity's direction after the previous sample, which moves by only
+///    `dt/τ` of the difference per sample) are smoothed by two first-order low-passes at
+///    `Configuration.smoothingCutoff` (default 4 Hz); the smoothed vertical part drives the trigger. For the
+///    energy and line tests (step 3) both are also high-passed (first order) at `Configuration.highPassCutoff`
+///    (default 0.5 Hz, half the slowest cadence), which removes what is left of slow motions such as a vehicle's
+///    braking and cornering; the horizontal energy is the total less the vertical. Every filter is defined in
+///    seconds and its coefficient is computed from each sample's interval, so the rate may be anything and may
+///    change.
 /// 2. **Step candidates**: a Schmitt trigger on the smoothed vertical acceleration. A candidate is the rise
 ///    through `+h` after a fall through `−h′` (its time interpolated between the two samples around the rise, so
 ///    step intervals do not depend on the rate), where `h` is the larger of `Configuration.minimumAmplitude`
@@ -239,24 +241,37 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     @usableFromInline var stepping = false
     @usableFromInline var lastStrideAmplitude: Scalar = 0
     /// The gravity estimate, in g; zero before the first sample.
-    @inlinable package var gravity: SIMD3<Scalar> { gravityEstimate }
+    @inlinable package var gravity: SIMD3<Scalar> { SIMD3(gravityEstimate.x, gravityEstimate.y, gravityEstimate.z) }
 
-    @usableFromInline var gravityEstimate: SIMD3<Scalar> = .zero
+    /// The gravity estimate in g, and 0 in lane 3 (four lanes keep the vector arithmetic on whole registers).
+    @usableFromInline var gravityEstimate: SIMD4<Scalar> = .zero
+    /// Gravity's direction (a unit vector, or zero before gravity is known) after the previous sample, and 0.
+    @usableFromInline var down: SIMD4<Scalar> = .zero
+    /// `configuration.longestStep`, kept to spare a division per sample.
+    @usableFromInline let longestStep: Double
+    /// The cosines of `configuration.maximumStrideTilt` and `maximumStreakTilt`.
+    @usableFromInline let strideTiltCosine: Scalar
+    @usableFromInline let streakTiltCosine: Scalar
     /// The interval the coefficients below were computed for, in seconds (-1: none yet).
     @usableFromInline var coefficientInterval: Double = -1
+    /// Each first-order filter's weight of its input (`…Factor`, 1 − e^(−Δt/τ)) and of its state (`…Retention`,
+    /// e^(−Δt/τ)), for the interval `coefficientInterval`.
     @usableFromInline var gravityFactor: Scalar = 0
     @usableFromInline var smoothingFactor: Scalar = 0
+    @usableFromInline var smoothingRetention: Scalar = 1
+    /// `smoothingFactor·(1 − gravityFactor)`: the first smoothing stage's weight of `a − g` before g is updated.
+    @usableFromInline var userSmoothingFactor: Scalar = 0
     @usableFromInline var highPassFactor: Scalar = 0
+    @usableFromInline var highPassRetention: Scalar = 1
     @usableFromInline var peakRetention: Scalar = 0
     @usableFromInline var lastTimestamp: Double?
-    /// The two smoothing stages of the vertical and of the horizontal user acceleration.
-    @usableFromInline var vertical1: Scalar = 0
-    @usableFromInline var vertical2: Scalar = 0
-    @usableFromInline var horizontal1: SIMD3<Scalar> = .zero
-    @usableFromInline var horizontal2: SIMD3<Scalar> = .zero
-    /// The high-pass's low-passed parts of the smoothed vertical and horizontal acceleration.
-    @usableFromInline var verticalBase: Scalar = 0
-    @usableFromInline var horizontalBase: SIMD3<Scalar> = .zero
+    /// The two smoothing stages of the user acceleration (lanes 0–2: device axes, g) and of its vertical part
+    /// (lane 3, g), and the high-pass's low-passed part of the second.
+    @usableFromInline var smoothed1: SIMD4<Scalar> = .zero
+    @usableFromInline var smoothed2: SIMD4<Scalar> = .zero
+    @usableFromInline var smoothedBase: SIMD4<Scalar> = .zero
+    /// The step band (`smoothed2 − smoothedBase`) at the previous sample, in g.
+    @usableFromInline var band: SIMD4<Scalar> = .zero
     /// The recent peaks of the smoothed vertical acceleration (g) while each side's steps were under way: the side
     /// of the last candidate's step takes the samples until the next candidate. Both decay (`peakDecay`); the
     /// larger is the recent peak.
@@ -267,13 +282,12 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     /// The trigger's side: -1 after a fall through −h′ (and at the start: a device at rest is below +h, so the
     /// first rise through +h, the first step's push, is a candidate), +1 after a rise through +h.
     @usableFromInline var side: Int8 = -1
-    /// Energies (g²·s) of the smoothed vertical and horizontal acceleration since the last candidate.
-    @usableFromInline var verticalEnergy: Scalar = 0
-    @usableFromInline var horizontalEnergy: Scalar = 0
-    @usableFromInline var verticalMaximum: Scalar = 0
-    /// Second moments (g²·s) of the smoothed user acceleration since the last candidate: xx, yy, zz and xy, xz, yz.
-    @usableFromInline var diagonalMoments: SIMD3<Scalar> = .zero
+    /// Second moments (g²·s) of the step band since the last candidate: xx, yy, zz and vertical² (the vertical
+    /// energy), and xy, xz, yz. The horizontal energy is xx + yy + zz less the vertical one.
+    @usableFromInline var diagonalMoments: SIMD4<Scalar> = .zero
     @usableFromInline var crossMoments: SIMD3<Scalar> = .zero
+    /// The extremes (g) of the smoothed vertical acceleration since the last candidate.
+    @usableFromInline var verticalMaximum: Scalar = 0
     @usableFromInline var verticalMinimum: Scalar = 0
     /// The last three candidates of the current run (index 0 newest), with gravity's direction and the energies
     /// and extremes of the step each ends.
@@ -302,6 +316,9 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     @inlinable
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        self.longestStep = configuration.longestStep
+        self.strideTiltCosine = Scalar.cos(configuration.maximumStrideTilt * Scalar.pi / 180)
+        self.streakTiltCosine = Scalar.cos(configuration.maximumStreakTilt * Scalar.pi / 180)
     }
 
     /// The time of the `index`th step counted by the last ``update(_:at:)``, oldest first, in seconds.
@@ -328,74 +345,82 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     @discardableResult
     public mutating func update(_ acceleration: SIMD3<Scalar>, at timestamp: Double) -> Int {
         newStepCount = 0
-        guard acceleration.x.isFinite, acceleration.y.isFinite, acceleration.z.isFinite, timestamp.isFinite else {
-            return 0
-        }
+        // x·0 is 0 for a finite x and NaN otherwise: one test for the three components.
+        let finiteProbe = acceleration * 0
+        guard finiteProbe.x + finiteProbe.y + finiteProbe.z == 0, timestamp.isFinite else { return 0 }
         guard let last = lastTimestamp else {
             restart(at: timestamp, with: acceleration)
             return 0
         }
         guard timestamp > last else { return 0 }
         let dt = timestamp - last
-        if dt > configuration.longestStep {
+        if dt > longestStep {
             restart(at: timestamp, with: acceleration)
             return 0
         }
         lastTimestamp = timestamp
 
-        // 1. Gravity, vertical and horizontal user acceleration, smoothed. The filters' coefficients depend on the
+        // 1. Gravity, the user acceleration and its vertical part, smoothed. The filters' coefficients depend on the
         // interval only; they are computed again when it changes by more than 0.1 % (never at a steady rate, where
         // intervals differ only by timestamp rounding; a coefficient off by 0.1 % for a sample changes nothing).
         if abs(dt - coefficientInterval) > 0.001 * dt { computeCoefficients(for: dt) }
-        gravityEstimate += gravityFactor * (acceleration - gravityEstimate)
+        // The vertical is gravity's direction after the previous sample: it moves by dt/τ of the difference per
+        // sample, and so no square root or division stands between a sample and its trigger.
+        let previousDown = down
+        let change = SIMD4(acceleration, 0) - gravityEstimate
+        gravityEstimate += gravityFactor * change
         let norm = (gravityEstimate * gravityEstimate).sum().squareRoot()
-        guard norm > 0 else { return 0 }
-        let down = gravityEstimate / norm
-        let user = acceleration - gravityEstimate
-        let v = (user * down).sum()
-        let h = user - v * down
-        let smoothing = smoothingFactor
-        let previousY = vertical2  // for the time of a rise through +h (below)
-        vertical1 += smoothing * (v - vertical1)
-        vertical2 += smoothing * (vertical1 - vertical2)
-        horizontal1 += smoothing * (h - horizontal1)
-        horizontal2 += smoothing * (horizontal1 - horizontal2)
-        let highPass = highPassFactor
-        verticalBase += highPass * (vertical2 - verticalBase)
-        horizontalBase += highPass * (horizontal2 - horizontalBase)
+        if norm > 0 { down = gravityEstimate * (1 / norm) }
+        // The user acceleration a − g with this sample's g is (1 − gravityFactor)·change: that factor is in
+        // userSmoothingFactor.
+        var user = change
+        user[3] = (change * previousDown).sum()
+        let previousY = smoothed2[3]  // for the time of a rise through +h (below)
+        smoothed1 = smoothingRetention * smoothed1 + userSmoothingFactor * user
+        smoothed2 = smoothingRetention * smoothed2 + smoothingFactor * smoothed1
+        smoothedBase = highPassRetention * smoothedBase + highPassFactor * smoothed2
         // The trigger and the peaks use the smoothed vertical acceleration; the energies and the line test use
-        // the step band (high-passed), where slow motions cannot mask or fake a gait.
-        let y = vertical2
-        let bandVertical = vertical2 - verticalBase
-        let horizontal = horizontal2 - horizontalBase
-        verticalEnergy += bandVertical * bandVertical * Scalar(dt)
-        horizontalEnergy += (horizontal * horizontal).sum() * Scalar(dt)
-        let smoothedUser = bandVertical * down + horizontal
-        diagonalMoments += smoothedUser * smoothedUser * Scalar(dt)
-        crossMoments +=
-            SIMD3(smoothedUser.x * smoothedUser.y, smoothedUser.x * smoothedUser.z, smoothedUser.y * smoothedUser.z)
-            * Scalar(dt)
-        verticalMaximum = max(verticalMaximum, y)
-        verticalMinimum = min(verticalMinimum, y)
+        // the step band (high-passed), where slow motions cannot mask or fake a gait. The moments take the
+        // previous sample's band (each interval weighs the value at its start), off this sample's critical path.
+        let y = smoothed2[3]
+        let weighted = band * Scalar(dt)
+        diagonalMoments += band * weighted
+        crossMoments += SIMD3(band.x * weighted.y, band.x * weighted.z, band.y * weighted.z)
+        band = smoothed2 - smoothedBase
+        verticalMaximum = y > verticalMaximum ? y : verticalMaximum
+        verticalMinimum = y < verticalMinimum ? y : verticalMinimum
 
         // 2. The trigger: fires at +h of the recent peak; re-armed at −h′ of the next step's side's peak.
-        var peak0 = sidePeak0 * peakRetention
-        var peak1 = sidePeak1 * peakRetention
-        if stepOnSide1 { peak1 = max(abs(y), peak1) } else { peak0 = max(abs(y), peak0) }
-        sidePeak0 = peak0
-        sidePeak1 = peak1
-        let fire = max(configuration.minimumAmplitude, configuration.relativeThreshold * max(peak0, peak1))
-        let rearm = max(configuration.minimumAmplitude, configuration.relativeThreshold * (stepOnSide1 ? peak0 : peak1))
-        if side == 1 && y < -rearm {
-            side = -1
-        } else if side == -1 && y > fire {
-            side = 1
-            stepOnSide1.toggle()
-            // The step's time: where the rise crossed +h, interpolated between the two samples (not the later
-            // sample's time, up to a sample late), so step intervals do not depend on the rate. y > +h, so a
-            // zero denominator gives −∞, clamped to the previous sample.
-            let fraction = Double(min(max((fire - previousY) / (y - previousY), 0), 1))
-            candidate(at: last + fraction * dt, down: down)
+        let peak0 = sidePeak0 * peakRetention
+        let peak1 = sidePeak1 * peakRetention
+        let magnitude = abs(y)
+        if stepOnSide1 {
+            sidePeak0 = peak0
+            sidePeak1 = magnitude > peak1 ? magnitude : peak1
+        } else {
+            sidePeak0 = magnitude > peak0 ? magnitude : peak0
+            sidePeak1 = peak1
+        }
+        let c = configuration
+        if side == 1 {
+            let other = c.relativeThreshold * (stepOnSide1 ? peak0 : peak1)
+            if y < -(other > c.minimumAmplitude ? other : c.minimumAmplitude) { side = -1 }
+        } else {
+            // +h is the larger of the minimum and the relative part of the recent peak, y included. A positive y
+            // is always above its own relative part (relativeThreshold < 1), so the test needs the peak before y,
+            // and y's part counts only for the level the rise is interpolated at.
+            let relative = c.relativeThreshold * (peak0 > peak1 ? peak0 : peak1)
+            let threshold = relative > c.minimumAmplitude ? relative : c.minimumAmplitude
+            if y > threshold {
+                side = 1
+                stepOnSide1.toggle()
+                // The step's time: where the rise crossed +h, interpolated between the two samples (not the later
+                // sample's time, up to a sample late), so step intervals do not depend on the rate. y > +h, so a
+                // zero denominator gives −∞, clamped to the previous sample.
+                let fire = max(threshold, c.relativeThreshold * y)
+                let fraction = Double(min(max((fire - previousY) / (y - previousY), 0), 1))
+                candidate(at: last + fraction * dt, down: SIMD3(previousDown.x, previousDown.y, previousDown.z))
+            }
         }
         return newSteps
     }
@@ -421,7 +446,10 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         coefficientInterval = dt
         gravityFactor = Scalar(-Double.expMinusOne(-dt / configuration.gravityTimeConstant))
         smoothingFactor = -Scalar.expMinusOne(-2 * Scalar.pi * configuration.smoothingCutoff * Scalar(dt))
+        userSmoothingFactor = smoothingFactor * Scalar(Double.exp(-dt / configuration.gravityTimeConstant))
+        smoothingRetention = Scalar.exp(-2 * Scalar.pi * configuration.smoothingCutoff * Scalar(dt))
         highPassFactor = -Scalar.expMinusOne(-2 * Scalar.pi * configuration.highPassCutoff * Scalar(dt))
+        highPassRetention = Scalar.exp(-2 * Scalar.pi * configuration.highPassCutoff * Scalar(dt))
         peakRetention = Scalar(Double.exp(-dt / configuration.peakDecay))
     }
 
@@ -429,13 +457,13 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     @inlinable
     mutating func restart(at timestamp: Double, with acceleration: SIMD3<Scalar>) {
         lastTimestamp = timestamp
-        gravityEstimate = acceleration
-        vertical1 = 0
-        vertical2 = 0
-        horizontal1 = .zero
-        horizontal2 = .zero
-        verticalBase = 0
-        horizontalBase = .zero
+        gravityEstimate = SIMD4(acceleration, 0)
+        let norm = (acceleration * acceleration).sum().squareRoot()
+        down = norm > 0 ? gravityEstimate * (1 / norm) : .zero
+        smoothed1 = .zero
+        smoothed2 = .zero
+        smoothedBase = .zero
+        band = .zero
         sidePeak0 = 0
         sidePeak1 = 0
         stepOnSide1 = false
@@ -459,8 +487,6 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
 
     @inlinable
     mutating func resetStepMeasures() {
-        verticalEnergy = 0
-        horizontalEnergy = 0
         verticalMaximum = 0
         verticalMinimum = 0
         diagonalMoments = .zero
@@ -472,8 +498,10 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     mutating func candidate(at timestamp: Double, down: SIMD3<Scalar>) {
         candidates.push(
             Candidate(
-                time: timestamp, down: down, verticalEnergy: verticalEnergy, horizontalEnergy: horizontalEnergy,
-                peak: max(verticalMaximum, -verticalMinimum), diagonalMoments: diagonalMoments,
+                time: timestamp, down: down, verticalEnergy: diagonalMoments[3],
+                horizontalEnergy: diagonalMoments.x + diagonalMoments.y + diagonalMoments.z - diagonalMoments[3],
+                peak: max(verticalMaximum, -verticalMinimum),
+                diagonalMoments: SIMD3(diagonalMoments.x, diagonalMoments.y, diagonalMoments.z),
                 crossMoments: crossMoments))
         resetStepMeasures()
         if candidates.count < 3 {
@@ -643,10 +671,10 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         let step = newest.time - candidates[1].time
         guard stride >= 2 / c.cadenceRange.upperBound && stride <= 2 / c.cadenceRange.lowerBound else { return false }
         guard step >= c.stepAsymmetry * stride && step <= (1 - c.stepAsymmetry) * stride else { return false }
-        guard Self.angle(newest.down, candidates[1].down) <= c.maximumStrideTilt,
-            Self.angle(candidates[1].down, candidates[2].down) <= c.maximumStrideTilt,
-            Self.angle(newest.down, candidates[2].down) <= c.maximumStrideTilt,
-            Self.angle(newest.down, runDirection) <= c.maximumStreakTilt
+        guard Self.cosine(newest.down, candidates[1].down) >= strideTiltCosine,
+            Self.cosine(candidates[1].down, candidates[2].down) >= strideTiltCosine,
+            Self.cosine(newest.down, candidates[2].down) >= strideTiltCosine,
+            Self.cosine(newest.down, runDirection) >= streakTiltCosine
         else { return false }
         let vertical = newest.verticalEnergy + candidates[1].verticalEnergy
         let horizontal = newest.horizontalEnergy + candidates[1].horizontalEnergy
@@ -658,16 +686,34 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         let diagonal = newest.diagonalMoments + candidates[1].diagonalMoments
         let trace = diagonal.sum()
         guard trace > 0 else { return false }
-        let largest = ShakeDetector<Scalar>.largestEigenvalue(
-            diagonal: diagonal, offDiagonal: newest.crossMoments + candidates[1].crossMoments)
-        return largest <= c.maximumLinearity * trace
+        return Self.largestEigenvalue(
+            diagonal: diagonal, offDiagonal: newest.crossMoments + candidates[1].crossMoments,
+            isAtMost: c.maximumLinearity * trace)
     }
 
-    /// The angle between two unit vectors, in degrees.
+    /// The cosine of the angle between two unit vectors, clamped to [−1, 1]: an angle is at most θ (in [0°, 180°])
+    /// exactly when its cosine is at least cos θ, so the tilt tests need no arc cosine.
     @inlinable
-    static func angle(_ a: SIMD3<Scalar>, _ b: SIMD3<Scalar>) -> Scalar {
-        let cosine = min(max((a * b).sum(), -1), 1)
-        return Scalar.acos(cosine) * 180 / Scalar.pi
+    static func cosine(_ a: SIMD3<Scalar>, _ b: SIMD3<Scalar>) -> Scalar {
+        min(max((a * b).sum(), -1), 1)
+    }
+
+    /// Whether the largest eigenvalue of the symmetric 3 × 3 matrix with `diagonal` (a11, a22, a33) and
+    /// `offDiagonal` (a12, a13, a23) is at most `bound`: whether `bound·I − M` is positive semidefinite, that is
+    /// whether all its principal minors are ≥ 0 (no square root or trigonometry, unlike
+    /// `ShakeDetector.largestEigenvalue`).
+    @inlinable
+    static func largestEigenvalue(diagonal: SIMD3<Scalar>, offDiagonal: SIMD3<Scalar>, isAtMost bound: Scalar)
+        -> Bool
+    {
+        let a = bound - diagonal
+        let (p, q, r) = (offDiagonal.x, offDiagonal.y, offDiagonal.z)
+        guard a.x >= 0, a.y >= 0, a.z >= 0 else { return false }
+        let minor12 = a.x * a.y - p * p
+        let minor13 = a.x * a.z - q * q
+        let minor23 = a.y * a.z - r * r
+        guard minor12 >= 0, minor13 >= 0, minor23 >= 0 else { return false }
+        return a.x * minor23 - a.y * q * q - a.z * p * p - 2 * p * q * r >= 0
     }
 
     /// Standard gravity, in m/s² (1 g).
@@ -685,6 +731,13 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         @usableFromInline var diagonalMoments: SIMD3<Scalar>
         @usableFromInline var crossMoments: SIMD3<Scalar>
 
+        /// A placeholder for an empty slot of `CandidateHistory`.
+        @inlinable static var none: Self {
+            Candidate(
+                time: 0, down: .zero, verticalEnergy: 0, horizontalEnergy: 0, peak: 0, diagonalMoments: .zero,
+                crossMoments: .zero)
+        }
+
         @inlinable
         init(
             time: Double, down: SIMD3<Scalar>, verticalEnergy: Scalar, horizontalEnergy: Scalar, peak: Scalar,
@@ -700,39 +753,43 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         }
     }
 
-    /// The last four candidates, newest first, in fixed storage.
+    /// The last four candidates, newest first, in fixed storage: a ring, so a push writes one slot.
     @usableFromInline
     struct CandidateHistory: Sendable {
-        @usableFromInline var slots: (Candidate?, Candidate?, Candidate?, Candidate?) = (nil, nil, nil, nil)
+        @usableFromInline var slots: (Candidate, Candidate, Candidate, Candidate) = (.none, .none, .none, .none)
+        /// The slot of the newest candidate.
+        @usableFromInline var newest = 0
         @usableFromInline var count = 0
 
         @inlinable init() {}
 
         @inlinable
         mutating func push(_ candidate: Candidate) {
-            slots = (candidate, slots.0, slots.1, slots.2)
+            newest = (newest + 1) & 3
+            switch newest {
+            case 0: slots.0 = candidate
+            case 1: slots.1 = candidate
+            case 2: slots.2 = candidate
+            default: slots.3 = candidate
+            }
             count = min(count + 1, 4)
         }
 
         @inlinable
-        mutating func keepNewest() {
-            slots = (slots.0, nil, nil, nil)
-            count = min(count, 1)
-        }
+        mutating func keepNewest() { count = min(count, 1) }
 
         @inlinable
-        mutating func keepNewestThree() {
-            slots = (slots.0, slots.1, slots.2, nil)
-            count = min(count, 3)
-        }
+        mutating func keepNewestThree() { count = min(count, 3) }
 
+        /// The `index`th newest candidate (0: the newest).
         @inlinable
         subscript(index: Int) -> Candidate {
-            switch index {
-            case 0: slots.0!
-            case 1: slots.1!
-            case 2: slots.2!
-            default: slots.3!
+            precondition(index >= 0 && index < count, "Candidate \(index) of \(count).")
+            switch (newest - index) & 3 {
+            case 0: return slots.0
+            case 1: return slots.1
+            case 2: return slots.2
+            default: return slots.3
             }
         }
     }

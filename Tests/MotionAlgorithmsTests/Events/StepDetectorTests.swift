@@ -382,4 +382,56 @@ import TestThreads
         }
         #expect(n == 0, "\(n) steps")
     }
+
+    /// The line test's eigenvalue bound (principal minors, no trigonometry) agrees with the closed-form largest
+    /// eigenvalue on the moments of random motion: true just above it, false just below it.
+    @Test(arguments: [7, 8, 9] as [UInt64])
+    func theEigenvalueBoundAgreesWithTheClosedForm(seed: UInt64) {
+        var random = NoiseGenerator(seed: seed)
+        for _ in 0..<200 {
+            // Second moments of a few random accelerations, some nearly along one line (as a shake's are).
+            var diagonal = SIMD3<Double>.zero
+            var offDiagonal = SIMD3<Double>.zero
+            let line = SIMD3(random.uniform() - 0.5, random.uniform() - 0.5, random.uniform() - 0.5)
+            let spread = [1.0, 0.1, 0.01][Int(random.uniform() * 3)]
+            for _ in 0..<8 {
+                let a = line * (random.uniform() - 0.5) * 4
+                    + spread * SIMD3(random.uniform() - 0.5, random.uniform() - 0.5, random.uniform() - 0.5)
+                diagonal += a * a
+                offDiagonal += SIMD3(a.x * a.y, a.x * a.z, a.y * a.z)
+            }
+            let largest = ShakeDetector<Double>.largestEigenvalue(diagonal: diagonal, offDiagonal: offDiagonal)
+            let bound = StepDetector<Double>.largestEigenvalue
+            #expect(bound(diagonal, offDiagonal, largest * (1 + 1e-6)), "\(diagonal) \(offDiagonal)")
+            #expect(!bound(diagonal, offDiagonal, largest * (1 - 1e-6)), "\(diagonal) \(offDiagonal)")
+        }
+        // [[2,1,0],[1,2,0],[0,0,1]]: eigenvalues 3, 1, 1.
+        #expect(StepDetector<Double>.largestEigenvalue(diagonal: SIMD3(2, 2, 1), offDiagonal: SIMD3(1, 0, 0), isAtMost: 3))
+        #expect(
+            !StepDetector<Double>.largestEigenvalue(
+                diagonal: SIMD3(2, 2, 1), offDiagonal: SIMD3(1, 0, 0), isAtMost: 2.999))
+    }
+
+    /// The candidate ring keeps the newest four, newest first, and forgets as asked.
+    @Test func theCandidateHistoryKeepsTheNewestFour() {
+        typealias History = StepDetector<Double>.CandidateHistory
+        func candidate(_ time: Double) -> StepDetector<Double>.Candidate {
+            .init(
+                time: time, down: .zero, verticalEnergy: 0, horizontalEnergy: 0, peak: 0, diagonalMoments: .zero,
+                crossMoments: .zero)
+        }
+        var history = History()
+        for time in 1...6 { history.push(candidate(Double(time))) }
+        #expect(history.count == 4)
+        #expect((0..<4).map { history[$0].time } == [6, 5, 4, 3])
+        history.keepNewestThree()
+        history.push(candidate(7))
+        #expect(history.count == 4)
+        #expect((0..<4).map { history[$0].time } == [7, 6, 5, 4])
+        history.keepNewest()
+        #expect(history.count == 1 && history[0].time == 7)
+        history.push(candidate(8))
+        #expect(history.count == 2)
+        #expect((0..<2).map { history[$0].time } == [8, 7])
+    }
 }
