@@ -1,12 +1,17 @@
 import Foundation
 import MotionCore
+import TestThreads
 import Testing
 
 @testable import MotionStore
 
 /// A store that is damaged, cut short or planted: every sample of the frames the damage does not touch is read,
 /// the damage is reported with its place, and nothing crashes.
-@Suite struct StoreDamageTests {
+///
+/// Compute-bound: the first two tests write a segment back thousands of times (each write synced to disk, 10–30 s
+/// in all), which on the cooperative pool held both of its threads on a 2-core machine and starved every other
+/// test's tasks (a lossless replay's producer among them: `HandlerDeliveryTests.serialInOrder` once timed out).
+@Suite(.computeBound) struct StoreDamageTests {
     /// A store of 40 frames of 10 samples (about 700 bytes each) in segments of at most 4 096 bytes.
     static func writeStore(_ directory: String) throws -> [MotionSample] {
         let store = try MotionStore(
