@@ -3,14 +3,20 @@ import MotionCore
 import TestThreads
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @testable import MotionStore
 
 /// A store that is damaged, cut short or planted: every sample of the frames the damage does not touch is read,
 /// the damage is reported with its place, and nothing crashes.
 ///
-/// Compute-bound: the first two tests write a segment back thousands of times (each write synced to disk, 10–30 s
-/// in all), which on the cooperative pool held both of its threads on a 2-core machine and starved every other
-/// test's tasks (a lossless replay's producer among them: `HandlerDeliveryTests.serialInOrder` once timed out).
+/// Compute-bound: the first two tests read a store back thousands of times. They rewrite the segment with
+/// ``overwrite(_:with:)``, unsynced: `Data.write(to:)` syncs each write to disk, 10–30 s in all, which on the
+/// cooperative pool held both of its threads on a 2-core machine and starved every other test's tasks
+/// (`HandlerDeliveryTests.serialInOrder` once timed out), and on the compute threads kept the disk busy for the
+/// whole run (`PublishCommandTests`' spool then exceeded its time limit).
 @Suite(.computeBound) struct StoreDamageTests {
     /// A store of 40 frames of 10 samples (about 700 bytes each) in segments of at most 4 096 bytes.
     static func writeStore(_ directory: String) throws -> [MotionSample] {
@@ -35,7 +41,7 @@ import Testing
             for offset in 0..<original.count {
                 var damaged = original
                 damaged[offset] ^= 0x5A
-                try damaged.write(to: URL(fileURLWithPath: path))
+                try overwrite(path, with: damaged)
                 var reader = try StoreReader(directory: directory)
                 let read = try reader.readAll()
                 // At most the frame holding the byte is lost (a damaged length may cost the frame after too when it
@@ -59,7 +65,7 @@ import Testing
             let later = written.count - (try readStore(directory).count)  // samples in segment 0
             var previous = 0
             for length in 0...original.count {
-                try original.prefix(length).write(to: URL(fileURLWithPath: paths[0]))
+                try overwrite(paths[0], with: original.prefix(length))
                 var reader = try StoreReader(directory: directory)
                 let read = try reader.readAll()
                 // The whole frames before the cut (10 samples each), then every later segment.
@@ -152,5 +158,21 @@ import Testing
             #expect(try reader.readAll() == [sample(1), sample(2)])
             #expect(reader.damage.count == 1 && reader.damage[0].reason.contains("records in"), "\(reader.damage)")
         }
+    }
+}
+
+/// Replaces the file at `path` with `data` without syncing it to disk (the reader sees the page cache): the damage
+/// tests rewrite a segment thousands of times.
+private func overwrite(_ path: String, with data: some DataProtocol) throws {
+    let descriptor = open(path, O_WRONLY | O_TRUNC)
+    guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    defer { close(descriptor) }
+    let bytes = Array(data)
+    var written = 0
+    while written < bytes.count {
+        let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        written += count
     }
 }
