@@ -51,8 +51,11 @@ struct IioSensorProxyComparisonTests {
                 }
             }
             #expect(numbers == [Int(corrected.x), Int(corrected.y), Int(corrected.z)], "\(sent ?? "")")
-            // Corrected x ≈ +1 g is "left-up" for iio-sensor-proxy; the transpose would have said "right-up".
-            #expect(monitor.text.contains("Accelerometer orientation changed: left-up"), "\(monitor.text)")
+            // Corrected x ≈ +1 g is "left-up" for iio-sensor-proxy; the transpose would have said "right-up". Waited
+            // for: monitor-sensor may print "undefined" first (the wait above) and the orientation a moment later.
+            #expect(
+                try await monitor.wait(timeout: 10) { $0.contains("Accelerometer orientation changed: left-up") },
+                "\(monitor.text)")
             #expect(ours.x > 0.9)
         }
     }
