@@ -4,11 +4,12 @@
 Each output sample is the mean of the input samples of one window of 1/RATE seconds (a window starts at the first
 sample at least 1/RATE s after the previous window's start), stamped with their mean time: the box filter stands
 for the low-pass a sensor applies at a lower output data rate, so nothing above the new Nyquist frequency is folded
-into the band. Comment lines (`#`) and the header are kept; other files (steps.csv, step-times/) are copied, so the
-copy scores like the original with ../shared/tools/score_steps.py.
+into the band. Comment lines (`#`) are kept and the header becomes t,ax,ay,az (other columns, such as a gyroscope's,
+are dropped); other files (steps.csv, step-times/) are copied, so the copy scores like the original with
+../shared/tools/score_steps.py.
 
 Usage: Scripts/resample-walks.py SOURCE_DIR DEST_DIR RATE_HZ
-Used for Docs/Pedometer.md, "Lower sample rates".
+Used for Docs/Pedometer.md, "Lower sample rates", and by Scripts/check-steps.sh.
 """
 import os
 import shutil
@@ -22,12 +23,15 @@ def resample(source, destination, rate):
         samples = []
         start = None
         for number, line in enumerate(lines, 1):
-            if line.startswith("#") or header is None:
+            if line.startswith("#"):
                 out.write(line)
-                if not line.startswith("#"):
-                    header = line.strip().split(",")
-                    if header[:4] != ["t", "ax", "ay", "az"]:
-                        sys.exit(f"{source}:{number}: the header is not t,ax,ay,az,…: {line.strip()}")
+                continue
+            if header is None:
+                header = line.strip().split(",")
+                if header[:4] != ["t", "ax", "ay", "az"]:
+                    sys.exit(f"{source}:{number}: the header is not t,ax,ay,az,…: {line.strip()}")
+                # Only the accelerometer is resampled: other columns (gyroscope, magnetometer) are dropped.
+                out.write("t,ax,ay,az\n")
                 continue
             fields = line.strip().split(",")
             try:
