@@ -162,17 +162,12 @@ import Glibc
 }
 
 /// Replaces the file at `path` with `data` without syncing it to disk (the reader sees the page cache): the damage
-/// tests rewrite a segment thousands of times.
+/// tests rewrite a segment thousands of times. The bytes go through the store's own whole write.
 private func overwrite(_ path: String, with data: some DataProtocol) throws {
-    let descriptor = open(path, O_WRONLY | O_TRUNC)
+    let descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
     guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     defer { close(descriptor) }
-    let bytes = Array(data)
-    var written = 0
-    while written < bytes.count {
-        let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        if count < 0 && errno == EINTR { continue }
-        guard count > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        written += count
+    if let failure = Array(data).withUnsafeBytes({ WriterState.writeAll($0, to: descriptor) }) {
+        throw POSIXError(POSIXErrorCode(rawValue: failure.rawValue) ?? .EIO)
     }
 }
