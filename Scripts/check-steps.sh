@@ -38,25 +38,33 @@ bin="$PWD/$scratch/release/motionctl"
 uncertain=(Pixel_Jamie_Hard_Armband_1 Pixel_Jamie_Hard_Armband_2 Pixel_Jamie_Hard_SwingingArm_1
     Pixel_Jamie_Hard_SwingingArm_2 Samsung_Dario_Hard_ArmBand_2 Samsung_Dario_Hard_FrontPocket_1
     Samsung_Dario_Hard_FrontPocket_2)
+never_walked=("$shared"/datasets/broad-dev/*.trace.csv Recordings/*.csv)
+# score DIR [ARGUMENTS…]: the scorer on the walks in DIR with motionctl steps; its status is returned.
+score() {
+    local data="$1"
+    shift
+    nice -n 19 python3 "$shared/tools/score_steps.py" --data "$data" --cmd '{bin} steps --trace {trace}' \
+        --bin "$bin" --jobs "$jobs" "$@"
+}
+# steps_of TRACE: the total that motionctl steps counts on TRACE.
+steps_of() { nice -n 19 "$bin" steps --trace "$1" | tail -n 1 | cut -d, -f3; }
 
 echo "== oxford-steps-dev: all 48 walks (no constant fitted to them; truth uncertain on 7, marked by the README)"
 status=0
-nice -n 19 python3 "$shared/tools/score_steps.py" --data "$shared/datasets/oxford-steps-dev" \
-    --cmd '{bin} steps --trace {trace}' --bin "$bin" --jobs "$jobs" \
-    --by user --by phone --by device --by position "${json[@]}" "${enforce[@]}" || status=1
+score "$shared/datasets/oxford-steps-dev" --by user --by phone --by device --by position "${json[@]}" \
+    "${enforce[@]}" || status=1
 
 echo
 echo "== oxford-steps-dev without the 7 walks of uncertain truth (41 walks)"
 excludes=()
 for name in "${uncertain[@]}"; do excludes+=(--exclude "$name"); done
-nice -n 19 python3 "$shared/tools/score_steps.py" --data "$shared/datasets/oxford-steps-dev" \
-    --cmd '{bin} steps --trace {trace}' --bin "$bin" --jobs "$jobs" --quiet "${excludes[@]}" || true
+score "$shared/datasets/oxford-steps-dev" --quiet "${excludes[@]}" || true
 
 echo
 echo "== recordings never walked: every one must give 0 steps"
 total=0
-for trace in "$shared"/datasets/broad-dev/*.trace.csv Recordings/*.csv; do
-    steps=$(nice -n 19 "$bin" steps --trace "$trace" | tail -n 1 | cut -d, -f3)
+for trace in "${never_walked[@]}"; do
+    steps=$(steps_of "$trace")
     printf '%6s  %s\n' "$steps" "$trace"
     total=$((total + steps))
 done
@@ -66,28 +74,26 @@ echo "total: $total steps (goal: 0; the published Oxford algorithm counts 2,537 
 # 3. The same at the lower rates a live device may run at (50 Hz is what `steps` asks a device for; 25 Hz is the
 #    lowest the detector is specified for): each recording resampled by Scripts/resample-walks.py as a sensor set
 #    to that rate would give it. Figures reported, not required (Docs/Pedometer.md, "Lower sample rates").
-never_walked="$scratch/steps-never-walked"
-rm -rf "$never_walked"
-mkdir -p "$never_walked"
-for trace in "$shared"/datasets/broad-dev/*.trace.csv Recordings/*.csv; do
-    ln -s "$(cd "$(dirname "$trace")" && pwd)/$(basename "$trace")" "$never_walked/"
+never_walked_dir="$scratch/steps-never-walked"
+rm -rf "$never_walked_dir"
+mkdir -p "$never_walked_dir"
+for trace in "${never_walked[@]}"; do
+    ln -s "$(cd "$(dirname "$trace")" && pwd)/$(basename "$trace")" "$never_walked_dir/"
 done
 for rate in 50 25; do
     walks="$scratch/steps-walks-$rate-hz"
     still="$scratch/steps-never-walked-$rate-hz"
     rm -rf "$walks" "$still"
     nice -n 19 python3 Scripts/resample-walks.py "$shared/datasets/oxford-steps-dev" "$walks" "$rate"
-    nice -n 19 python3 Scripts/resample-walks.py "$never_walked" "$still" "$rate"
+    nice -n 19 python3 Scripts/resample-walks.py "$never_walked_dir" "$still" "$rate"
     echo
     echo "== at $rate Hz: the 48 walks, the 41 of certain truth, the recordings never walked (reported)"
     # A trace that motionctl cannot read fails the check; the figures themselves are not required.
-    nice -n 19 python3 "$shared/tools/score_steps.py" --data "$walks" --cmd '{bin} steps --trace {trace}' \
-        --bin "$bin" --jobs "$jobs" --quiet || status=1
-    nice -n 19 python3 "$shared/tools/score_steps.py" --data "$walks" --cmd '{bin} steps --trace {trace}' \
-        --bin "$bin" --jobs "$jobs" --quiet "${excludes[@]}" || true
+    score "$walks" --quiet || status=1
+    score "$walks" --quiet "${excludes[@]}" || true
     total=0
     for trace in "$still"/*.csv; do
-        steps=$(nice -n 19 "$bin" steps --trace "$trace" | tail -n 1 | cut -d, -f3)
+        steps=$(steps_of "$trace")
         [ "$steps" -eq 0 ] || printf '%6s  %s\n' "$steps" "$(basename "$trace")"
         total=$((total + steps))
     done
