@@ -172,7 +172,9 @@ public struct MotionProcessor: Sendable {
             if shake != nil { outputs.shake = shake!.update(acceleration, at: t) }
             if orientation != nil { outputs.orientationChange = orientation!.update(acceleration, at: t) }
             if pedometer != nil, pedometer!.update(acceleration, at: t) > 0 {
-                outputs.steps = PedometerUpdate(stepTimes: pedometer!.detector.newStepTimes, data: pedometer!.data)
+                outputs.steps = PedometerUpdate(
+                    stepTimes: pedometer!.detector.newStepTimes, data: pedometer!.data,
+                    stepLength: pedometer!.newStepLength)
             }
             if activityClassifier != nil { outputs.activity = activityClassifier!.update(acceleration, at: t) }
         }

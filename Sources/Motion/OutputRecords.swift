@@ -71,15 +71,15 @@ package enum OutputRecords {
         }
     }
 
-    /// One record per step of `update`, oldest first, the distance at each step at `stepLength` metres a step. A
-    /// confirmed run's steps all get the cadence and pace at its confirmation.
-    package static func stepRecords(of update: PedometerUpdate, stepLength: Double) -> [StepRecord] {
+    /// One record per step of `update`, oldest first, the distance at each step (each `update.stepLength` metres
+    /// long). A confirmed run's steps all get the cadence, length and pace at its confirmation.
+    package static func stepRecords(of update: PedometerUpdate) -> [StepRecord] {
         let count = update.stepTimes.count
         return (0..<count).map { i in
             let later = count - 1 - i
             return StepRecord(
                 t: update.stepTimes[i], steps: update.data.numberOfSteps - later, cadence: update.data.currentCadence,
-                distance: update.data.distance - Double(later) * stepLength, pace: update.data.currentPace)
+                distance: update.data.distance - Double(later) * update.stepLength, pace: update.data.currentPace)
         }
     }
 

@@ -358,7 +358,7 @@ final class Motion1Service {
         do {
             (stream, clientEnd) = try MotionStream.make(
                 id: id, owner: call.sender, user: user, request: request, grid: grid, rows: rows,
-                stepLength: manager.configuration.stepLength.stepLength)
+                stepLength: manager.configuration.stepLength)
         } catch where error.rawValue == EMFILE || error.rawValue == ENFILE {
             throw .limitsExceeded("the service has no file descriptor left for a stream: try again later")
         } catch {

@@ -78,7 +78,7 @@ final class MotionStream: Sendable {
 
     private init(
         id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?, descriptor: Int32,
-        rows: SharedRows, stepLength: Double
+        rows: SharedRows, stepLength: StepLengthModel
     ) {
         self.id = id
         self.owner = owner
@@ -103,7 +103,7 @@ final class MotionStream: Sendable {
     /// lines; beyond that, records wait in the stream, then are dropped.
     static func make(
         id: UInt32, owner: String, user: UInt32, request: StreamRequest, grid: SharedRateGrid?, rows: SharedRows,
-        stepLength: Double
+        stepLength: StepLengthModel
     ) throws(SystemErrno) -> (MotionStream, Int32) {
         let (readEnd, writeEnd) = try ClientPipe.make()
         return (
@@ -335,15 +335,14 @@ struct StreamRenderer {
     let writer: TraceWriter
     private let kind: StreamRequest.Kind
     private let iioSensorProxyNames: Bool
-    /// Metres per step, for the distance of each step.
-    private let stepLength: Double
     /// Device motion's columns, filled per record.
     private var values: [Double]
     /// The stream's metadata and header have been rendered (with its first record).
     private(set) var wroteHeader = false
 
-    /// A renderer of `request`'s records for stream `id`; steps' distances at `stepLength` metres a step.
-    init(_ request: StreamRequest, id: UInt32, stepLength: Double) {
+    /// A renderer of `request`'s records for stream `id`; a steps stream names the step-length model in its
+    /// metadata (`step_length_m`, and `step_length_cadence` in steps/s when the step is proportional to cadence).
+    init(_ request: StreamRequest, id: UInt32, stepLength: StepLengthModel) {
         var metadata = TraceMetadata()
         metadata["generator"] = "motiond"
         metadata["stream"] = "\(request.kind.rawValue) \(id)"
@@ -351,14 +350,15 @@ struct StreamRenderer {
         switch request.kind {
         case .samples, .deviceMotion: metadata["update_interval_s"] = "\(request.interval)"
         case .shake, .orientation, .activity: break
-        case .steps: metadata["step_length_m"] = "\(stepLength)"
+        case .steps:
+            metadata["step_length_m"] = "\(stepLength.stepLength)"
+            if let cadence = stepLength.referenceCadence { metadata["step_length_cadence"] = "\(cadence)" }
         }
         if request.kind == .deviceMotion {
             metadata["frame"] = request.frame.shortName
             metadata["quaternion"] = "scalar first, device to reference: v_ref = q v_device q*"
         }
         kind = request.kind
-        self.stepLength = stepLength
         iioSensorProxyNames = request.iioSensorProxyNames
         values = []
         switch request.kind {
@@ -391,7 +391,7 @@ struct StreamRenderer {
                     fields: [(report.type, .string(report.value)), ("previous", .string(report.previous))])
             }
         case .steps(let update):
-            for step in OutputRecords.stepRecords(of: update, stepLength: stepLength) {
+            for step in OutputRecords.stepRecords(of: update) {
                 try writer.writeEvent(type: "step", timestamp: step.t, fields: step.fields)
             }
         case .activity(let activity):

@@ -86,7 +86,7 @@ struct StepsCommand: AsyncParsableCommand {
                 demandInterval: interval, flush: output.flush
             ) { outputs throws(MotionError) in
                 lastTime = outputs.timestamp
-                if let update = outputs.steps { try output.write(update, stepLength: model) }
+                if let update = outputs.steps { try output.write(update) }
                 return true
             }
         }
@@ -128,8 +128,8 @@ final class StepsOutput {
 
     /// One row per step of `update` (`OutputRecords.stepRecords`: the running count and the distance at that
     /// step; a confirmed run's steps all get the cadence at its confirmation).
-    func write(_ update: PedometerUpdate, stepLength: StepLengthModel) throws(MotionError) {
-        for step in OutputRecords.stepRecords(of: update, stepLength: stepLength.stepLength) {
+    func write(_ update: PedometerUpdate) throws(MotionError) {
+        for step in OutputRecords.stepRecords(of: update) {
             try writeRow("step", step)
         }
     }

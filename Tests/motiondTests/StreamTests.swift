@@ -168,7 +168,9 @@ struct StreamTests {
             #expect((32...44).contains(counts.count), "20 s at 1.9 steps/s: \(counts.count) steps")
             let kinds = activity.lines.filter { $0.hasPrefix("{\"type\":\"activity\"") }
             #expect(kinds.contains { $0.contains("\"activity\":\"walking\"") }, "\(kinds)")
+            // The default model: 0.7055 m at 110 steps/min (1.8333… steps/s), proportional to the cadence.
             #expect(steps.lines.first?.contains("step_length_m") == true, "\(steps.lines.prefix(1))")
+            #expect(steps.lines.first?.contains("step_length_cadence") == true, "\(steps.lines.prefix(1))")
             await client.close()
         }
     }

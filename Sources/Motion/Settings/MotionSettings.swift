@@ -264,7 +264,8 @@ public struct MotionSettings: Sendable {
             settleTime: number(.orientationSettleTime))
     }
 
-    /// The pedometer's step-length model: `pedometer.stepLength` when above 0, else 0.415 × `pedometer.height`.
+    /// The pedometer's step-length model: `pedometer.stepLength` (fixed) when above 0, else 0.415 × `pedometer.height`
+    /// at 110 steps/min, proportional to the cadence (`StepLengthModel.height(_:ratio:)`).
     public var stepLengthModel: StepLengthModel {
         let stepLength = number(.pedometerStepLength)
         return stepLength > 0 ? StepLengthModel(stepLength: stepLength) : .height(number(.pedometerHeight))

@@ -1,51 +1,95 @@
 public import MotionCore
 
-/// How long a step is, in metres: the pedometer's distance is the step count times this.
+/// How long a step is, in metres: the pedometer's distance is the sum of its steps' lengths.
 ///
-/// The default model is the anthropometric one that pedometer makers give their users: a step (one foot's
-/// touchdown to the other's) is about 0.415 of the walker's height for men and 0.413 for women, so 0.415 × 1.70 m
-/// = 0.71 m for the default height of 1.70 m. The best figure is a calibrated one: walk a measured distance and
-/// use ``calibrated(distance:steps:)``. The model does not change with cadence: running steps are longer than
-/// walking ones (about 1.0–1.5 m), so running distance is underestimated unless the user calibrates while running.
-/// Docs/Pedometer.md discusses the choice.
+/// A model is either *proportional to cadence* or *fixed*. Proportional is the default: a walker's step length
+/// over cadence (the *walk ratio*) stays about the same from slow to fast walking (Sekiya and Nagasaki 1998), so a
+/// step is `stepLength × cadence / referenceCadence`: slow steps are shorter, fast ones longer. ``height(_:ratio:)``
+/// sets `stepLength` to the anthropometric rule pedometer makers give their users (0.415 of the walker's height for
+/// men, 0.413 for women) at the typical free walking cadence, 110 steps/min (``typicalCadence``, 1.83 steps/s):
+/// 0.7055 m for the default height of 1.70 m, which is a walk ratio of 0.0064 m per step/min, the figure measured
+/// for young men. A fixed model (``init(stepLength:referenceCadence:)`` without a cadence, or
+/// ``calibrated(distance:steps:)``) gives every step the same length. The best figure is a calibrated one: walk a
+/// measured distance and use ``calibrated(distance:steps:cadence:)`` with the walk's cadence. Running is not
+/// validated: the proportional model gives 1.04–1.15 m at 2.7–3.0 steps/s for the default height (2.8–3.5 m/s),
+/// while fast runners lengthen their steps more than their cadence. Docs/Pedometer.md discusses the choice.
 public struct StepLengthModel: Hashable, Sendable, CustomStringConvertible {
-    /// The length of one step, in metres.
+    /// The length of one step, in metres: at ``referenceCadence``, or at every cadence when that is `nil`.
     public var stepLength: Double
+    /// The cadence at which a step is ``stepLength`` long, in steps per second; the step is proportional to the
+    /// cadence. `nil`: every step is ``stepLength`` long.
+    public var referenceCadence: Double?
 
-    /// A model with a step of `stepLength` metres.
-    /// - Precondition: `stepLength` is a positive, finite number of metres.
-    public init(stepLength: Double) {
+    /// A model with a step of `stepLength` metres, at every cadence (`referenceCadence` `nil`) or at
+    /// `referenceCadence` steps per second and proportional to the cadence.
+    /// - Precondition: `stepLength` is a positive, finite number of metres; `referenceCadence`, when given, a
+    ///   positive, finite number of steps per second.
+    public init(stepLength: Double, referenceCadence: Double? = nil) {
         precondition(
             stepLength > 0 && stepLength.isFinite, "The step length must be a positive number of metres, got \(stepLength).")
+        if let referenceCadence {
+            precondition(
+                referenceCadence > 0 && referenceCadence.isFinite,
+                "The reference cadence must be a positive number of steps/s, got \(referenceCadence).")
+        }
         self.stepLength = stepLength
+        self.referenceCadence = referenceCadence
     }
 
-    /// The step of a walker `height` metres tall: `ratio × height`.
+    /// The length of a step at `cadence` steps per second, in metres: `stepLength × cadence / referenceCadence`,
+    /// or `stepLength` for a fixed model or when `cadence` is not a positive, finite number (no stride measured).
+    @inlinable
+    public func stepLength(atCadence cadence: Double) -> Double {
+        guard let referenceCadence, cadence > 0, cadence.isFinite else { return stepLength }
+        return stepLength * cadence / referenceCadence
+    }
+
+    /// The steps of a walker `height` metres tall: `ratio × height` at ``typicalCadence``, proportional to the
+    /// cadence.
     /// - Parameters:
     ///   - height: The walker's height, in metres (0.5–2.5 m).
-    ///   - ratio: Step length over height. Default 0.415 (0.413 is the figure usually given for women).
+    ///   - ratio: Step length over height at ``typicalCadence``. Default 0.415 (0.413 is the figure usually given
+    ///     for women).
     public static func height(_ height: Double, ratio: Double = defaultRatio) -> StepLengthModel {
         precondition(height >= 0.5 && height <= 2.5, "The height must be 0.5–2.5 m, got \(height).")
         precondition(ratio > 0 && ratio < 1, "The ratio must be in (0, 1), got \(ratio).")
-        return StepLengthModel(stepLength: ratio * height)
+        return StepLengthModel(stepLength: ratio * height, referenceCadence: typicalCadence)
     }
 
-    /// The step measured by walking `distance` metres in `steps` steps.
+    /// A fixed step, measured by walking `distance` metres in `steps` steps.
     /// - Precondition: `distance > 0` and `steps > 0`.
     public static func calibrated(distance: Double, steps: Int) -> StepLengthModel {
         precondition(distance > 0 && distance.isFinite && steps > 0, "Calibrate with a positive distance and step count.")
         return StepLengthModel(stepLength: distance / Double(steps))
     }
 
-    /// Step length over height of the default model: 0.415.
+    /// Steps proportional to cadence, measured by walking `distance` metres in `steps` steps at `cadence` steps per
+    /// second (the walk's mean: `PedometerData.currentCadence`, or the steps less one over the time from the first
+    /// to the last).
+    /// - Precondition: `distance > 0`, `steps > 0`, `cadence > 0`.
+    public static func calibrated(distance: Double, steps: Int, cadence: Double) -> StepLengthModel {
+        precondition(
+            distance > 0 && distance.isFinite && steps > 0 && cadence > 0 && cadence.isFinite,
+            "Calibrate with a positive distance, step count and cadence.")
+        return StepLengthModel(stepLength: distance / Double(steps), referenceCadence: cadence)
+    }
+
+    /// Step length over height of the default model at ``typicalCadence``: 0.415.
     public static let defaultRatio = 0.415
     /// The default walker's height, in metres: 1.70 m.
     public static let defaultHeight = 1.70
-    /// The default model: 0.415 × 1.70 m = 0.7055 m per step.
+    /// The cadence at which ``height(_:ratio:)``'s ratio holds, in steps per second: 110 steps/min, a typical
+    /// adult's free walking cadence.
+    public static let typicalCadence = 110.0 / 60
+    /// The default model: 0.415 × 1.70 m = 0.7055 m per step at 110 steps/min, proportional to the cadence.
     public static let `default` = StepLengthModel.height(defaultHeight)
 
-    /// `0.706 m per step`.
-    public var description: String { "\((stepLength * 1000).rounded() / 1000) m per step" }
+    /// `0.8 m per step` (fixed) or `0.755 m per step at 1.833 steps/s, proportional to cadence`.
+    public var description: String {
+        let length = "\((stepLength * 1000).rounded() / 1000) m per step"
+        guard let referenceCadence else { return length }
+        return length + " at \((referenceCadence * 1000).rounded() / 1000) steps/s, proportional to cadence"
+    }
 }
 
 /// What a pedometer has measured, in Core Motion's `CMPedometerData` shape (times in seconds on the samples'
@@ -57,11 +101,11 @@ public struct PedometerData: Hashable, Sendable {
     public var endTime: Double?
     /// The steps counted.
     public var numberOfSteps: Int
-    /// The distance walked, in metres: steps × the step-length model.
+    /// The distance walked, in metres: the sum of the steps' lengths (the step-length model at each step's cadence).
     public var distance: Double
     /// The current cadence, in steps per second; `nil` when not stepping.
     public var currentCadence: Double?
-    /// The current pace, in seconds per metre (1 / (step length × cadence)); `nil` when not stepping.
+    /// The current pace, in seconds per metre (1 / (step length at the cadence × cadence)); `nil` when not stepping.
     public var currentPace: Double?
 
     /// Creates pedometer data.
@@ -84,11 +128,14 @@ public struct PedometerUpdate: Sendable {
     public var stepTimes: StepTimes
     /// The figures after these steps.
     public var data: PedometerData
+    /// The length of each of these steps, in metres (the step-length model at the cadence they were counted at).
+    public var stepLength: Double
 
     /// Creates an update.
-    public init(stepTimes: StepTimes, data: PedometerData) {
+    public init(stepTimes: StepTimes, data: PedometerData, stepLength: Double) {
         self.stepTimes = stepTimes
         self.data = data
+        self.stepLength = stepLength
     }
 }
 
@@ -110,6 +157,9 @@ public struct Pedometer<Scalar: MotionScalar>: Sendable {
     public var stepLength: StepLengthModel
     /// The distance walked so far, in metres (each step counted with the model in force when it was counted).
     @inlinable public var distance: Double { walked }
+    /// The length of each step the last ``update(_:at:)`` counted, in metres: the model at the cadence then; the
+    /// model's at the current cadence when it counted none.
+    @inlinable public var newStepLength: Double { stepLength.stepLength(atCadence: stepDetector.cadence) }
 
     @usableFromInline var stepDetector: StepDetector<Scalar>
     @usableFromInline var walked: Double = 0
@@ -118,7 +168,8 @@ public struct Pedometer<Scalar: MotionScalar>: Sendable {
     /// Creates a pedometer.
     /// - Parameters:
     ///   - configuration: The step detector's settings.
-    ///   - stepLength: The step-length model; default ``StepLengthModel/default`` (0.7055 m).
+    ///   - stepLength: The step-length model; default ``StepLengthModel/default`` (0.7055 m at 110 steps/min,
+    ///     proportional to the cadence).
     @inlinable
     public init(
         configuration: StepDetector<Scalar>.Configuration = .init(), stepLength: StepLengthModel = .default
@@ -134,7 +185,7 @@ public struct Pedometer<Scalar: MotionScalar>: Sendable {
         let counted = stepDetector.update(acceleration, at: timestamp)
         if counted > 0 {
             if firstStepTime == nil { firstStepTime = stepDetector.newStepTime(0) }
-            walked += Double(counted) * stepLength.stepLength
+            walked += Double(counted) * newStepLength
         }
         return counted
     }
@@ -147,7 +198,7 @@ public struct Pedometer<Scalar: MotionScalar>: Sendable {
         return PedometerData(
             startTime: firstStepTime, endTime: detector.lastStepTime, numberOfSteps: detector.count,
             distance: distance, currentCadence: cadence,
-            currentPace: cadence.map { 1 / (stepLength.stepLength * $0) })
+            currentPace: cadence.map { 1 / (stepLength.stepLength(atCadence: $0) * $0) })
     }
 
     /// Ends a run of steps (the sensor stopped): the next steps need a new confirmation. Counts are kept.
