@@ -3,8 +3,9 @@ public import MotionCore
 /// How long a step is, in metres: the pedometer's distance is the sum of its steps' lengths.
 ///
 /// A model is either *proportional to cadence* or *fixed*. Proportional is the default: a walker's step length
-/// over cadence (the *walk ratio*) stays about the same from slow to fast walking (Sekiya and Nagasaki 1998), so a
-/// step is `stepLength × cadence / referenceCadence`: slow steps are shorter, fast ones longer. ``height(_:ratio:)``
+/// over cadence (the *walk ratio*) stays about the same over a wide range of walking speeds (Sekiya and Nagasaki
+/// 1998; below about 98 steps/min slow steps are somewhat longer), so a step is
+/// `stepLength × cadence / referenceCadence`: slower steps are shorter, faster ones longer. ``height(_:ratio:)``
 /// sets `stepLength` to the anthropometric rule pedometer makers give their users (0.415 of the walker's height for
 /// men, 0.413 for women) at the typical free walking cadence, 110 steps/min (``typicalCadence``, 1.83 steps/s):
 /// 0.7055 m for the default height of 1.70 m, which is a walk ratio of 0.0064 m per step/min, the figure measured
