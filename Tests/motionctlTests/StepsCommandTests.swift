@@ -73,7 +73,8 @@ import Testing
         let home = NSTemporaryDirectory() + "swift-motion-xdg-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: home + "/swift-motion", withIntermediateDirectories: true)
         try "pedometer.stepLength = 0.9\n".write(toFile: home + "/swift-motion/settings.conf", atomically: true, encoding: .utf8)
-        // The setting is a fixed step; --height 2 gives 0.83 m at 110 steps/min, proportional to the walk's 1.9 steps/s.
+        // The setting is a fixed step; --height 2 gives 0.83 m at 110 steps/min, proportional to the walk's
+        // 1.9 steps/s.
         for (options, stepLength) in [([String](), 0.9), (["--height", "2"], 0.83 * 1.9 / (110.0 / 60))] {
             let result = try await Motionctl.run(
                 ["steps", "--trace", "-", "--format", "jsonl"] + options, stdin: trace, environment: ["XDG_CONFIG_HOME": home])

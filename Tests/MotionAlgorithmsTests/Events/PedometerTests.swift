@@ -12,7 +12,8 @@ import TestThreads
         #expect(abs(model.stepLength(atCadence: 110.0 / 60) - 0.7055) < 1e-12)
         #expect(abs(StepLengthModel.height(1.82).stepLength - 0.415 * 1.82) < 1e-12)
         #expect(abs(StepLengthModel.height(1.6, ratio: 0.413).stepLength - 0.6608) < 1e-12)
-        #expect(StepLengthModel.height(1.82).description == "0.755 m per step at 1.833 steps/s, proportional to cadence")
+        #expect(
+            StepLengthModel.height(1.82).description == "0.755 m per step at 1.833 steps/s, proportional to cadence")
     }
 
     @Test func aStepIsProportionalToTheCadenceUnlessTheModelIsFixed() {
