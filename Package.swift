@@ -164,7 +164,8 @@ let package = Package(
         .testTarget(
             name: "motionctlTests",
             dependencies: [
-                "motionctl", "Motion", "MotionAlgorithms", "MotionCore", "MotionIIO", "MotionTrace", "MotionTesting", testbed,
+                "motionctl", "Motion", "MotionAlgorithms", "MotionCore", "MotionIIO", "MotionStore", "MotionTrace",
+                "MotionTesting", testbed,
                 testThreads,
             ]
         ),

@@ -1,4 +1,8 @@
 import Foundation
+import Motion
+import MotionAlgorithms
+import MotionStore
+import MotionTesting
 import Testing
 
 /// `motionctl steps` and `motionctl activity` end to end on the built binary: simulated walks (the simulator's
@@ -55,6 +59,33 @@ import Testing
         #expect(abs(count - 38) <= 1)
         #expect(abs((total["distance"] as? Double ?? 0) - count * 0.8) < 1e-9)
         #expect(objects.dropLast().allSatisfy { $0["type"] as? String == "step" && $0["pace"] is Double })
+    }
+
+    @Test func aRecordedHistoryPipedIntoStepsIsCountedAsTheLibrarysQuery() async throws {
+        // The simulated walk recorded as motiond --history keeps it (the accelerometer at 50 Hz), then
+        // `motionctl history --store DIR | motionctl steps --trace -` (Docs/Pedometer.md).
+        let directory = NSTemporaryDirectory() + "swift-motion-steps-history-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let samples = Array(try Simulation(scenario: .walking(), options: SimulationOptions(rate: 100, seed: 1)))
+        let manager = try MotionManager(source: .samples(samples, pacing: .asFastAsConsumed))
+        let store = try MotionStore(directory: directory, clock: .offset(1_700_000_000))
+        try await manager.record(into: store)
+        try store.close()
+        let history = try await Motionctl.run(["history", "--store", directory])
+        #expect(history.status == 0, "\(history.stderr)")
+        let steps = try await Motionctl.run(["steps", "--trace", "-"], stdin: Data(history.stdout.utf8))
+        #expect(steps.status == 0, "\(steps.stderr)")
+        let total = try #require(steps.lines.last?.split(separator: ",", omittingEmptySubsequences: false))
+        #expect(total.first == "total")
+        let count = try #require(Int(total[2]))
+        #expect(abs(count - 38) <= 2, "20 s at 1.9 steps/s, recorded at 50 Hz: \(count)")
+        let queried = try await MotionHistory(directory: directory).pedometerData(
+            from: 1_700_000_000, to: 1_700_000_030)
+        #expect(queried.numberOfSteps == count)
+        // Step times in Unix seconds, within the walk.
+        let firstRow = try #require(steps.lines.dropFirst().first?.split(separator: ","))
+        let first = try #require(Double(firstRow[1]))
+        #expect(first > 1_700_000_000 && first < 1_700_000_012, "\(first)")
     }
 
     @Test(arguments: [

@@ -1,0 +1,83 @@
+public import MotionAlgorithms
+public import MotionCore
+public import MotionStore
+
+extension MotionHistory {
+    /// How long before a query's start the recorded accelerometer is read, in seconds: 10 s, the longest a walk's
+    /// confirmation takes (10 steps at the slowest cadence, 1 step/s). So a walk under way at the start is counted
+    /// from the start, and the classifier has settled there, as a pedometer running all along would have it.
+    public static var queryLead: Double { 10 }
+
+    /// The steps taken from `start` to `end` (Unix seconds), as Core Motion's
+    /// `CMPedometer.queryPedometerData(from:to:)` gives them: the pedometer run over the recorded accelerometer
+    /// (``accelerometerData(from:to:damage:)``, from ``queryLead`` before `start`), counting the steps whose times
+    /// fall in the range.
+    ///
+    /// `startTime` and `endTime` are the first and last of those steps (Unix seconds), `distance` the sum of their
+    /// lengths (`configuration.stepLength` at each step's cadence), and the cadence and pace those at the last
+    /// recorded sample up to `end` when steps were being counted there. Steps need the accelerometer recorded
+    /// (`motiond --history`, or ``MotionManager/record(into:sensors:interval:events:)``; 50 Hz by default); a gap in
+    /// the recording ends a walk there, as a gap in live samples does. The figures match the live pedometer's only as
+    /// far as the recording's rate allows (Docs/Pedometer.md, "Lower sample rates").
+    /// - Throws: `invalidArgument` when `start` or `end` is not finite or `start > end`; the store's errors.
+    public func pedometerData(
+        from start: Double, to end: Double, configuration: MotionConfiguration = MotionConfiguration(),
+        damage: (@Sendable (StoreDamage) -> Void)? = nil
+    ) async throws(MotionError) -> PedometerData {
+        try Self.checkRange(start, end)
+        var pedometer = Pedometer<Double>(configuration: configuration.steps, stepLength: configuration.stepLength)
+        var data = PedometerData(
+            startTime: nil, endTime: nil, numberOfSteps: 0, distance: 0, currentCadence: nil, currentPace: nil)
+        for try await batch in accelerometerData(from: start - Self.queryLead, to: end, damage: damage) {
+            for reading in batch where reading.timestamp <= end {
+                let counted = pedometer.update(reading.acceleration.vector, at: reading.timestamp)
+                guard counted > 0 else { continue }
+                let length = pedometer.newStepLength
+                for i in 0..<counted {
+                    let t = pedometer.detector.newStepTime(i)
+                    guard t >= start && t <= end else { continue }
+                    data.startTime = data.startTime ?? t
+                    data.endTime = t
+                    data.numberOfSteps += 1
+                    data.distance += length
+                }
+            }
+        }
+        let now = pedometer.data
+        data.currentCadence = now.currentCadence
+        data.currentPace = now.currentPace
+        return data
+    }
+
+    /// The activities from `start` to `end` (Unix seconds), as Core Motion's
+    /// `CMMotionActivityManager.queryActivityStarting(from:to:to:)` gives them: the activity classifier run over the
+    /// recorded accelerometer (from ``queryLead`` before `start`), oldest first. The first is the activity in force
+    /// at `start`, with the time it was reported (before `start` when it began earlier); then each change up to
+    /// `end`. Empty when the classifier reported nothing by `end` (too little recorded).
+    /// - Throws: `invalidArgument` when `start` or `end` is not finite or `start > end`; the store's errors.
+    public func activities(
+        from start: Double, to end: Double, configuration: MotionConfiguration = MotionConfiguration(),
+        damage: (@Sendable (StoreDamage) -> Void)? = nil
+    ) async throws(MotionError) -> [MotionActivity] {
+        try Self.checkRange(start, end)
+        var classifier = ActivityClassifier<Double>(configuration: configuration.activity)
+        var inForce: MotionActivity?
+        var changes: [MotionActivity] = []
+        for try await batch in accelerometerData(from: start - Self.queryLead, to: end, damage: damage) {
+            for reading in batch where reading.timestamp <= end {
+                guard let change = classifier.update(reading.acceleration.vector, at: reading.timestamp) else {
+                    continue
+                }
+                if change.timestamp < start { inForce = change } else { changes.append(change) }
+            }
+        }
+        return (inForce.map { [$0] } ?? []) + changes
+    }
+
+    private static func checkRange(_ start: Double, _ end: Double) throws(MotionError) {
+        guard start.isFinite, end.isFinite, start <= end else {
+            throw MotionError(
+                .invalidArgument, "a query needs finite Unix times with start ≤ end, got \(start) to \(end)")
+        }
+    }
+}

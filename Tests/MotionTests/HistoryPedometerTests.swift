@@ -1,0 +1,108 @@
+import Foundation
+import Motion
+import MotionAlgorithms
+import MotionCore
+import MotionStore
+import MotionTesting
+import Testing
+
+/// `MotionHistory.pedometerData(from:to:)` and `activities(from:to:)`: Core Motion's pedometer and activity queries,
+/// answered from a recorded walk.
+@Suite struct HistoryPedometerTests {
+    /// Unix time of the recording's t = 0.
+    static let origin = 1_700_000_000.0
+
+    /// The simulator's walk (1 s still, 20 s at 1.9 steps/s, 1 s still; 100 Hz) recorded as `motiond --history`
+    /// would: the accelerometer every 0.02 s (50 Hz), into a new store; returns its directory.
+    static func recordedWalk() async throws -> String {
+        let directory = NSTemporaryDirectory() + "swift-motion-history-steps-\(UUID().uuidString)"
+        let samples = Array(try Simulation(scenario: .walking(), options: SimulationOptions(rate: 100, seed: 3)))
+        let manager = try MotionManager(source: .samples(samples, pacing: .asFastAsConsumed))
+        let store = try MotionStore(directory: directory, clock: .offset(origin))
+        let count = try await manager.record(into: store)
+        try store.close()
+        #expect(count > 1_000)
+        return directory
+    }
+
+    /// The steps a pedometer counts on the recorded accelerometer read back whole, with their lengths.
+    static func stepsReadBack(_ history: MotionHistory) async throws -> [(t: Double, length: Double)] {
+        var pedometer = Pedometer<Double>()
+        var steps: [(t: Double, length: Double)] = []
+        for try await batch in history.accelerometerData(from: -.infinity, to: .infinity) {
+            for reading in batch where pedometer.update(reading.acceleration.vector, at: reading.timestamp) > 0 {
+                for i in 0..<pedometer.detector.newSteps {
+                    steps.append((pedometer.detector.newStepTime(i), pedometer.newStepLength))
+                }
+            }
+        }
+        return steps
+    }
+
+    @Test func aQueryCountsTheStepsInItsRangeAsAPedometerRunningAllAlong() async throws {
+        let directory = try await Self.recordedWalk()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let history = MotionHistory(directory: directory)
+        let all = try await Self.stepsReadBack(history)
+        // 20 s at 1.9 steps/s, recorded at 50 Hz.
+        #expect(abs(all.count - 38) <= 2, "\(all.count) steps")
+
+        let whole = try await history.pedometerData(from: Self.origin, to: Self.origin + 30)
+        #expect(whole.numberOfSteps == all.count)
+        #expect(abs(whole.distance - all.reduce(0) { $0 + $1.length }) < 1e-9)
+        #expect(whole.startTime == all.first?.t && whole.endTime == all.last?.t)
+
+        // Seconds 8 to 15 of the walk: the steps there, also those a confirmation after 15 s would add (none: the
+        // walk is confirmed by then), and none from before 8 s, which the lead has counted.
+        let (start, end) = (Self.origin + 8, Self.origin + 15)
+        let window = try await history.pedometerData(from: start, to: end)
+        let expected = all.filter { $0.t >= start && $0.t <= end }
+        #expect(window.numberOfSteps == expected.count)
+        #expect(abs(window.numberOfSteps - 13) <= 1, "7 s at 1.9 steps/s: \(window.numberOfSteps)")
+        #expect(abs(window.distance - expected.reduce(0) { $0 + $1.length }) < 1e-9)
+        #expect(window.startTime.map { $0 >= start } == true && window.endTime.map { $0 <= end } == true)
+        // Stepping at 15 s: the cadence then.
+        #expect(
+            window.currentCadence.map { abs($0 - 1.9) < 0.1 } == true, "\(String(describing: window.currentCadence))")
+
+        // The walk's last 4 s: fewer steps than a confirmation needs, counted because the walk was confirmed in the
+        // lead before the range.
+        let tail = try await history.pedometerData(from: Self.origin + 17, to: Self.origin + 30)
+        let tailSteps = all.filter { $0.t >= Self.origin + 17 }
+        #expect(tail.numberOfSteps == tailSteps.count)
+        #expect((5...9).contains(tail.numberOfSteps), "4 s at 1.9 steps/s: \(tail.numberOfSteps)")
+
+        // Before the walk: nothing.
+        let still = try await history.pedometerData(from: Self.origin, to: Self.origin + 0.9)
+        #expect(still.numberOfSteps == 0 && still.distance == 0 && still.startTime == nil)
+    }
+
+    @Test func aQueryGivesTheActivityInForceAtItsStartThenItsChanges() async throws {
+        let directory = try await Self.recordedWalk()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let history = MotionHistory(directory: directory)
+        // Seconds 14 to 18: walking since before 14 s, no change.
+        let walking = try await history.activities(from: Self.origin + 14, to: Self.origin + 18)
+        #expect(walking.map(\.kind) == [.walking], "\(walking)")
+        #expect(walking.first.map { $0.timestamp < Self.origin + 14 } == true)
+        // The whole recording: walking is reported once the walk is confirmed.
+        let all = try await history.activities(from: Self.origin, to: Self.origin + 30)
+        #expect(all.contains { $0.kind == .walking }, "\(all)")
+        #expect(all.allSatisfy { $0.timestamp >= Self.origin - MotionHistory.queryLead })
+    }
+
+    @Test func aBadRangeIsAnInvalidArgument() async throws {
+        let history = MotionHistory(directory: NSTemporaryDirectory() + "swift-motion-no-history-\(UUID().uuidString)")
+        for (start, end) in [(2.0, 1.0), (.nan, 1.0), (0.0, .infinity)] {
+            await #expect(throws: MotionError.self) { try await history.pedometerData(from: start, to: end) }
+            do {
+                _ = try await history.activities(from: start, to: end)
+                Issue.record("\(start) to \(end) was accepted")
+            } catch {
+                #expect(error.code == .invalidArgument, "\(error)")
+            }
+        }
+        // A store that does not exist is the store's error, not an empty answer.
+        await #expect(throws: MotionError.self) { try await history.pedometerData(from: 0, to: 1) }
+    }
+}
