@@ -19,7 +19,8 @@ extension MotionHistory {
     /// (`motiond --history`, or ``MotionManager/record(into:sensors:interval:events:)``; 50 Hz by default); a gap in
     /// the recording ends a walk there, as a gap in live samples does. The figures match the live pedometer's only as
     /// far as the recording's rate allows (Docs/Pedometer.md, "Lower sample rates").
-    /// - Throws: `invalidArgument` when `start` or `end` is not finite or `start > end`; the store's errors.
+    /// - Throws: `invalidArgument` when `start` or `end` is not finite or `start > end`; `cancelled` when the calling
+    ///   task is cancelled (checked at each batch: about a second of recording); the store's errors.
     public func pedometerData(
         from start: Double, to end: Double, configuration: MotionConfiguration = MotionConfiguration(),
         damage: (@Sendable (StoreDamage) -> Void)? = nil
@@ -29,6 +30,7 @@ extension MotionHistory {
         var data = PedometerData(
             startTime: nil, endTime: nil, numberOfSteps: 0, distance: 0, currentCadence: nil, currentPace: nil)
         for try await batch in accelerometerData(from: start - Self.queryLead, to: end, damage: damage) {
+            try Self.checkCancellation()
             for reading in batch where reading.timestamp <= end {
                 let counted = pedometer.update(reading.acceleration.vector, at: reading.timestamp)
                 guard counted > 0 else { continue }
@@ -54,7 +56,8 @@ extension MotionHistory {
     /// recorded accelerometer (from ``queryLead`` before `start`), oldest first. The first is the activity in force
     /// at `start`, with the time it was reported (before `start` when it began earlier); then each change up to
     /// `end`. Empty when the classifier reported nothing by `end` (too little recorded).
-    /// - Throws: `invalidArgument` when `start` or `end` is not finite or `start > end`; the store's errors.
+    /// - Throws: `invalidArgument` when `start` or `end` is not finite or `start > end`; `cancelled` when the calling
+    ///   task is cancelled (checked at each batch: about a second of recording); the store's errors.
     public func activities(
         from start: Double, to end: Double, configuration: MotionConfiguration = MotionConfiguration(),
         damage: (@Sendable (StoreDamage) -> Void)? = nil
@@ -64,6 +67,7 @@ extension MotionHistory {
         var inForce: MotionActivity?
         var changes: [MotionActivity] = []
         for try await batch in accelerometerData(from: start - Self.queryLead, to: end, damage: damage) {
+            try Self.checkCancellation()
             for reading in batch where reading.timestamp <= end {
                 guard let change = classifier.update(reading.acceleration.vector, at: reading.timestamp) else {
                     continue
@@ -72,6 +76,10 @@ extension MotionHistory {
             }
         }
         return (inForce.map { [$0] } ?? []) + changes
+    }
+
+    private static func checkCancellation() throws(MotionError) {
+        if Task.isCancelled { throw MotionError(.cancelled, "the history query was cancelled") }
     }
 
     private static func checkRange(_ start: Double, _ end: Double) throws(MotionError) {

@@ -91,6 +91,26 @@ import Testing
         #expect(all.allSatisfy { $0.timestamp >= Self.origin - MotionHistory.queryLead })
     }
 
+    @Test func aCancelledQueryStopsWithCancelled() async throws {
+        let directory = try await Self.recordedWalk()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let history = MotionHistory(directory: directory)
+        let codes = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            var codes: [MotionError.Code?] = []
+            do throws(MotionError) {
+                _ = try await history.pedometerData(from: Self.origin, to: Self.origin + 30)
+                codes.append(nil)
+            } catch { codes.append(error.code) }
+            do throws(MotionError) {
+                _ = try await history.activities(from: Self.origin, to: Self.origin + 30)
+                codes.append(nil)
+            } catch { codes.append(error.code) }
+            return codes
+        }.value
+        #expect(codes == [MotionError.Code.cancelled, .cancelled])
+    }
+
     @Test func aBadRangeIsAnInvalidArgument() async throws {
         let history = MotionHistory(directory: NSTemporaryDirectory() + "swift-motion-no-history-\(UUID().uuidString)")
         for (start, end) in [(2.0, 1.0), (.nan, 1.0), (0.0, .infinity)] {
