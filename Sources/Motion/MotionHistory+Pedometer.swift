@@ -14,11 +14,12 @@ extension MotionHistory {
     /// fall in the range.
     ///
     /// `startTime` and `endTime` are the first and last of those steps (Unix seconds), `distance` the sum of their
-    /// lengths (`configuration.stepLength` at each step's cadence), and the cadence and pace those at the last
-    /// recorded sample up to `end` when steps were being counted there. Steps need the accelerometer recorded
-    /// (`motiond --history`, or ``MotionManager/record(into:sensors:interval:events:)``; 50 Hz by default); a gap in
-    /// the recording ends a walk there, as a gap in live samples does. The figures match the live pedometer's only as
-    /// far as the recording's rate allows (Docs/Pedometer.md, "Lower sample rates").
+    /// lengths (`configuration.stepLength` at each step's cadence), and the cadence and pace those at `end` when
+    /// steps were being counted then (the last step at most the longest stride, 2 s, before it), else `nil`. Steps
+    /// need the accelerometer recorded (`motiond --history`, or
+    /// ``MotionManager/record(into:sensors:interval:events:)``; 50 Hz by default); a gap in the recording ends a
+    /// walk there, as a gap in live samples does. The figures match the live pedometer's only as far as the
+    /// recording's rate allows (Docs/Pedometer.md, "Lower sample rates").
     /// - Throws: `invalidArgument` when `start` or `end` is not finite or `start > end`; `cancelled` when the calling
     ///   task is cancelled (checked at each batch: about a second of recording); the store's errors.
     public func pedometerData(
@@ -45,9 +46,13 @@ extension MotionHistory {
                 }
             }
         }
-        let now = pedometer.data
-        data.currentCadence = now.currentCadence
-        data.currentPace = now.currentPace
+        // Walking at `end`: a step within the longest stride before it (the detector alone cannot tell a walk that
+        // stopped, or a recording that ended, from one that goes on).
+        if let last = pedometer.detector.lastStepTime, last >= end - 2 * configuration.steps.longestStep {
+            let now = pedometer.data
+            data.currentCadence = now.currentCadence
+            data.currentPace = now.currentPace
+        }
         return data
     }
 

@@ -72,6 +72,11 @@ import Testing
         #expect(tail.numberOfSteps == tailSteps.count)
         #expect((5...9).contains(tail.numberOfSteps), "4 s at 1.9 steps/s: \(tail.numberOfSteps)")
 
+        // After the walk (it ends at 21 s, the recording at 22 s): no steps, and no cadence at 30 s.
+        let after = try await history.pedometerData(from: Self.origin + 25, to: Self.origin + 30)
+        #expect(after.numberOfSteps == 0 && after.currentCadence == nil && after.currentPace == nil, "\(after)")
+        #expect(tail.currentCadence == nil, "the range ends 9 s after the walk: \(tail)")
+
         // Before the walk: nothing.
         let still = try await history.pedometerData(from: Self.origin, to: Self.origin + 0.9)
         #expect(still.numberOfSteps == 0 && still.distance == 0 && still.startTime == nil)
