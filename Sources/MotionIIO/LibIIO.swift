@@ -15,6 +15,12 @@ final class IIOContextHandle {
         errno = 0
         guard let pointer = iio_create_local_context() else {
             let code = errno  // set by libiio; read before anything else can change it
+            if code == ENOENT {
+                // No IIO device at all: the last one was removed (perhaps while being opened), or none is loaded.
+                throw MotionError(
+                    .deviceNotFound, "no IIO devices: /sys/bus/iio/devices does not exist (is the driver loaded?)",
+                    at: .init(file: "/sys/bus/iio/devices"), underlying: SystemErrno(code))
+            }
             throw MotionError(
                 code == EACCES ? .permissionDenied : .ioFailure,
                 "libiio could not read the IIO devices in /sys/bus/iio"

@@ -275,6 +275,19 @@ struct CaptureTests {
         }
     }
 
+    /// A device found, then removed before it is opened (the last one: /sys/bus/iio/devices goes too): the
+    /// capture says no device is there, the code a session waits on for the device to come back.
+    @Test func aDeviceRemovedBeforeOpeningIsNotFound() async throws {
+        try await Testbed.run { testbed in
+            let path = try testbed.add(.lis3dh().bufferOnly)
+            let found = try sources()
+            #expect(found.count == 1)
+            testbed.remove(path)
+            let error = #expect(throws: MotionError.self) { _ = try IIOCapture(sources: found) }
+            #expect(error?.code == .deviceNotFound, "\(String(describing: error))")
+        }
+    }
+
     /// Without current_timestamp_clock the batch is stamped at read time on CLOCK_BOOTTIME, spread back at
     /// the sampling period.
     @Test func stampsAtReadTimeWithoutATimestampClock() async throws {
