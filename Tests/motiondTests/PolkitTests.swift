@@ -96,7 +96,8 @@ struct PolkitTests {
             let claim = try await Self.call(
                 fixture.bus, "net.hadess.SensorProxy", "/net/hadess/SensorProxy", "net.hadess.SensorProxy.ClaimLight")
             #expect(claim.status != 0 && claim.output.contains("polkit is not running, and motiond runs with --polkit on"), "\(claim.output)")
-            #expect(service.text.contains("polkit is not running: refusing"))
+            // The log line is written before the reply, but read from the service's stderr by another thread.
+            #expect(await eventually { service.text.contains("polkit is not running: refusing") }, "\(service.text)")
         }
     }
 }
