@@ -176,7 +176,7 @@ struct CalibrationPersistenceTests {
                 return
             }
             #expect(heading >= 0 && heading < 360, "\(heading)")
-            #expect(service.text.contains("claimed the compass"))
+            #expect(await eventually { service.text.contains("claimed the compass") }, "\(service.text)")
             _ = try await client.call("ReleaseCompass", interface: compass.1, path: compass.0, destination: "net.hadess.SensorProxy")
             #expect(await eventually { service.text.contains("the compass stopped: no client claims it") })
             await client.close()

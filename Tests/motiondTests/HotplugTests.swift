@@ -33,8 +33,9 @@ struct HotplugTests {
             #expect(await stream.read { _ in stream.csvTimestamps.count >= before + 20 }, "\(stream.lines.suffix(5))")
             let times = stream.csvTimestamps
             #expect(zip(times.dropFirst(), times).allSatisfy { $0 > $1 })
-            #expect(service.text.contains("the accelerometer disappeared"))
-            #expect(service.text.contains("the accelerometer appeared"))
+            // The service logs before it signals, but its log is read by another thread: wait for it.
+            #expect(await eventually { service.text.contains("the accelerometer disappeared") }, "\(service.text)")
+            #expect(await eventually { service.text.contains("the accelerometer appeared") }, "\(service.text)")
             await client.close()
         }
     }

@@ -47,12 +47,15 @@ public final class ChildProcess: Sendable {
         if process.isRunning { kill(process.processIdentifier, signal) }
     }
 
-    /// Waits up to `timeout` seconds for the child to exit; its exit status, or `nil` while it still runs.
+    /// Waits up to `timeout` seconds for the child to exit; its exit status, or `nil` while it still runs. Once it
+    /// has exited, ``text`` holds all it wrote (its output is read to its end, for at most 5 s more: a process it
+    /// left behind may hold the pipe).
     public func waitForExit(timeout: Double) async throws -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         guard !process.isRunning else { return nil }
         process.waitUntilExit()
+        _ = try await output.waitForEnd(timeout: 5)
         return process.terminationStatus
     }
 
