@@ -26,30 +26,26 @@ extension MotionHistory {
         from start: Double, to end: Double, configuration: MotionConfiguration = MotionConfiguration(),
         damage: (@Sendable (StoreDamage) -> Void)? = nil
     ) async throws(MotionError) -> PedometerData {
-        try Self.checkRange(start, end)
-        var pedometer = Pedometer<Double>(configuration: configuration.steps, stepLength: configuration.stepLength)
         var data = PedometerData(
             startTime: nil, endTime: nil, numberOfSteps: 0, distance: 0, currentCadence: nil, currentPace: nil)
-        for try await batch in accelerometerData(from: start - Self.queryLead, to: end, damage: damage) {
-            try Self.checkCancellation()
-            for reading in batch where reading.timestamp <= end {
-                let counted = pedometer.update(reading.acceleration.vector, at: reading.timestamp)
-                guard counted > 0 else { continue }
-                let length = pedometer.newStepLength
-                for i in 0..<counted {
-                    let t = pedometer.detector.newStepTime(i)
-                    guard t >= start && t <= end else { continue }
-                    data.startTime = data.startTime ?? t
-                    data.endTime = t
-                    data.numberOfSteps += 1
-                    data.distance += length
-                }
+        var lastStep: Double?
+        let processor = try await process(
+            from: start, to: end, configuration: configuration, request: .init(steps: true), damage: damage
+        ) { outputs in
+            guard let update = outputs.steps else { return }
+            for i in 0..<update.stepTimes.count {
+                let t = update.stepTimes[i]
+                lastStep = t
+                guard t >= start && t <= end else { continue }
+                data.startTime = data.startTime ?? t
+                data.endTime = t
+                data.numberOfSteps += 1
+                data.distance += update.stepLength
             }
         }
         // Walking at `end`: a step within the longest stride before it (the detector alone cannot tell a walk that
         // stopped, or a recording that ended, from one that goes on).
-        if let last = pedometer.detector.lastStepTime, last >= end - 2 * configuration.steps.longestStep {
-            let now = pedometer.data
+        if let lastStep, lastStep >= end - 2 * configuration.steps.longestStep, let now = processor.pedometerData {
             data.currentCadence = now.currentCadence
             data.currentPace = now.currentPace
         }
@@ -67,20 +63,33 @@ extension MotionHistory {
         from start: Double, to end: Double, configuration: MotionConfiguration = MotionConfiguration(),
         damage: (@Sendable (StoreDamage) -> Void)? = nil
     ) async throws(MotionError) -> [MotionActivity] {
-        try Self.checkRange(start, end)
-        var classifier = ActivityClassifier<Double>(configuration: configuration.activity)
         var inForce: MotionActivity?
         var changes: [MotionActivity] = []
+        _ = try await process(
+            from: start, to: end, configuration: configuration, request: .init(activity: true), damage: damage
+        ) { outputs in
+            guard let change = outputs.activity else { return }
+            if change.timestamp < start { inForce = change } else { changes.append(change) }
+        }
+        return (inForce.map { [$0] } ?? []) + changes
+    }
+
+    /// Runs the engine (``MotionProcessor``) with `request` over the recorded accelerometer from ``queryLead``
+    /// before `start` to `end`, handing `body` each sample's outputs; returns the processor at `end`.
+    private func process(
+        from start: Double, to end: Double, configuration: MotionConfiguration, request: MotionProcessor.Request,
+        damage: (@Sendable (StoreDamage) -> Void)?, _ body: (MotionOutputs) -> Void
+    ) async throws(MotionError) -> MotionProcessor {
+        try Self.checkRange(start, end)
+        var processor = MotionProcessor(configuration: configuration, request: request)
         for try await batch in accelerometerData(from: start - Self.queryLead, to: end, damage: damage) {
             try Self.checkCancellation()
             for reading in batch where reading.timestamp <= end {
-                guard let change = classifier.update(reading.acceleration.vector, at: reading.timestamp) else {
-                    continue
-                }
-                if change.timestamp < start { inForce = change } else { changes.append(change) }
+                processor.process(MotionSample(timestamp: reading.timestamp, acceleration: reading.acceleration))
+                body(processor.outputs)
             }
         }
-        return (inForce.map { [$0] } ?? []) + changes
+        return processor
     }
 
     private static func checkCancellation() throws(MotionError) {

@@ -96,6 +96,40 @@ import Testing
         #expect(all.allSatisfy { $0.timestamp >= Self.origin - MotionHistory.queryLead })
     }
 
+    /// The activities the engine reports on the recorded accelerometer read back whole, with `configuration`.
+    static func activitiesReadBack(_ history: MotionHistory, _ configuration: MotionConfiguration) async throws
+        -> [MotionActivity]
+    {
+        var processor = MotionProcessor(configuration: configuration, request: .init(activity: true))
+        var changes: [MotionActivity] = []
+        for try await batch in history.accelerometerData(from: -.infinity, to: .infinity) {
+            for reading in batch {
+                processor.process(MotionSample(timestamp: reading.timestamp, acceleration: reading.acceleration))
+                if let change = processor.outputs.activity { changes.append(change) }
+            }
+        }
+        return changes
+    }
+
+    /// The query answers as the engine does with the same configuration: its step settings too, which the
+    /// classifier's walking rests on (a walk confirmed after 16 steps instead of 10 is reported later).
+    @Test func aQueryUsesTheConfigurationAsTheEngineDoes() async throws {
+        let directory = try await Self.recordedWalk()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let history = MotionHistory(directory: directory)
+        var slow = MotionConfiguration()
+        slow.steps = .init(confirmationSteps: 16)
+        let (start, end) = (Self.origin, Self.origin + 30)
+        let queried = try await history.activities(from: start, to: end, configuration: slow)
+        let engine = try await Self.activitiesReadBack(history, slow).filter { $0.timestamp <= end }
+        #expect(queried == engine, "\(queried) against \(engine)")
+        let walking = { (activities: [MotionActivity]) in activities.first { $0.kind == .walking }?.timestamp }
+        let byDefault = try await history.activities(from: start, to: end)
+        #expect(
+            walking(queried).flatMap { late in walking(byDefault).map { late > $0 + 2 } } == true,
+            "walking at \(String(describing: walking(queried))) with 16 steps, \(String(describing: walking(byDefault)))")
+    }
+
     @Test func aCancelledQueryStopsWithCancelled() async throws {
         let directory = try await Self.recordedWalk()
         defer { try? FileManager.default.removeItem(atPath: directory) }
