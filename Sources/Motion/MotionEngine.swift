@@ -299,7 +299,7 @@ final class MotionEngine: Sendable {
 
     /// The interval whose rate steps and activity ask of the device: 0.02 s (50 Hz). They are validated in
     /// simulation from 25 Hz, but on the real dev walks 25 Hz costs accuracy (`Docs/Pedometer.md`, "Lower sample
-    /// rates": 1.26 % MAPE on the walks of certain truth at 25 Hz, 1.02 % at 50 Hz, 1.00 % at the phones' own
+    /// rates": 1.12 % MAPE on the walks of certain truth at 25 Hz, 0.99 % at 50 Hz, 0.85 % at the phones' own
     /// rates). A device left at its own rate may run at 10 Hz, too slow for them.
     static let pedometerInterval = 0.02
 

@@ -53,7 +53,11 @@ public import RealModule
 ///    broken run's steps and the steps bridged between them are counted with it (the next run still needs its
 ///    own confirmation). At a walk's start, a run's first candidate is the one that broke the last run (or the
 ///    very first): when the run's first two strides disagree while each passes its own tests, that doubtful
-///    candidate is dropped and the run goes on, rather than starting again at the newest step.
+///    candidate is dropped and the run goes on, rather than starting again at the newest step. A *bout* before a
+///    pause (an unconfirmed run of at least `resumeSteps` broken by a test) is held and counted with the next
+///    confirmed walk when the two are one episode: the bout ends at most `confirmationSteps / fmin` (10 s)
+///    before the walk's first step, at a cadence within the stride tolerance of the walk's. Bouts in a row join
+///    by the same rule.
 ///
 /// A gap between samples longer than the longest step (`1/fmin`, 1 s by default) restarts the filters and the
 /// run. Docs/Pedometer.md gives the source of every constant.
@@ -309,6 +313,11 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     /// The carried run's `runCadence` (steps/s) and whether it resumed a walk.
     @usableFromInline var carriedCadence: Double = 0
     @usableFromInline var carriedResuming = false
+    /// The steps of the last unconfirmed run of at least `resumeSteps` that a test broke (a short bout before a
+    /// pause), with its `runCadence` (steps/s): counted with a walk confirmed soon after at the same cadence
+    /// (`holdsBout`).
+    @usableFromInline var held = StepTimes()
+    @usableFromInline var heldCadence: Double = 0
     @usableFromInline var countedTimes = StepTimes()
 
     /// Creates a detector.
@@ -482,6 +491,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         joinedCount = 0
         runCadence = 0
         carried.removeAll()
+        held.removeAll()
         candidates = CandidateHistory()
     }
 
@@ -514,7 +524,10 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         guard verdict == .regular else {
             // An unconfirmed run that has passed a stride test may have been broken by a fault (a missed or an
             // extra trigger): the next run continues it if their strides agree.
-            if !stepping && runCadence > 0 { carryPending() }
+            if !stepping && runCadence > 0 {
+                carryPending()
+                if pending.count >= configuration.resumeSteps { holdBout() }
+            }
             // This candidate starts a new run, which resumes the walk when the last counted step is recent.
             resuming = lastCountedTime.map { timestamp - $0 <= 2 * configuration.longestStep } ?? false
             stepping = false
@@ -547,7 +560,10 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
             if resuming, let last = lastCountedTime {
                 let bridged = bridgedStepCount(gap: pending[0] - last, cadence: 2 / stride)
                 countedTimes.appendEvenly(bridged, between: last, and: pending[0])
+            } else if held.count > 0 {
+                countHeldBout(cadence: 2 / stride)
             }
+            held.removeAll()
             countedTimes.append(contentsOf: pending)
             newStepCount = countedTimes.count
             stepCount += countedTimes.count
@@ -570,6 +586,43 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         carriedResuming = resuming
     }
 
+    /// Keeps the unconfirmed run a test just broke, of at least `resumeSteps` (two tested strides), as a bout that
+    /// a walk confirmed soon after may count (`countHeldBout`). A bout held before it joins it when the two are one
+    /// episode by the same rule (`isOneEpisode`), else it is dropped.
+    @inlinable
+    mutating func holdBout() {
+        if held.count > 0 && isOneEpisode(before: held, cadence: heldCadence, first: carried[0], then: runCadence) {
+            let room = StepTimes.capacity - configuration.confirmationSteps - 2 * configuration.maximumBridgedSteps
+            var joined = StepTimes()
+            joined.append(contentsOf: held, from: min(held.count, max(0, held.count + carried.count - room)))
+            joined.append(contentsOf: carried, from: max(0, carried.count - room))
+            held = joined
+        } else {
+            held = carried
+        }
+        heldCadence = runCadence
+    }
+
+    /// Whether the steps `bout` (at `cadence`, steps/s) and a run whose first step is `first` (at `then`) are one
+    /// walking episode with a pause in it: the bout ends before the run, at most the longest confirmation
+    /// (`confirmationSteps` steps at the slowest cadence, 10 s) before it, at a cadence within the stride
+    /// tolerance of the run's (a walker's own gait; double triggers or hand motion have another).
+    @inlinable
+    func isOneEpisode(before bout: StepTimes, cadence: Double, first: Double, then: Double) -> Bool {
+        let last = bout[bout.count - 1]
+        let window = Double(configuration.confirmationSteps) * longestStep
+        return last < first && first - last <= window && abs(then / cadence - 1) <= configuration.strideTolerance
+    }
+
+    /// At the confirmation of a walk (not a resumed one) at `cadence` (steps/s): counts the held bout first when
+    /// it is one walking episode with the walk (`isOneEpisode`).
+    @inlinable
+    mutating func countHeldBout(cadence: Double) {
+        guard isOneEpisode(before: held, cadence: heldCadence, first: pending[0], then: cadence) else { return }
+        let room = StepTimes.capacity - pending.count
+        countedTimes.append(contentsOf: held, from: max(0, held.count - room))
+    }
+
     /// At the first tested stride of a run (cadence in steps/s): continues the carried run when the two agree
     /// as a walk broken by one fault does (`missingStepCount`), with the missing steps spread evenly over the gap.
     @inlinable
@@ -578,6 +631,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         let last = carried[carried.count - 1]
         let first = pending[0]
         guard let missing = missingStepCount(gap: first - last, before: carriedCadence, after: cadence) else { return }
+        if held.count > 0 && held[held.count - 1] == last { held.removeAll() }  // continued: no longer a bout
         var joined = carried
         joined.appendEvenly(missing, between: last, and: first)
         joinedCount = joined.count

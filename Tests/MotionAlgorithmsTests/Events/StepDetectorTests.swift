@@ -191,26 +191,86 @@ import TestThreads
     /// Counts the steps of a walk of `first` steps from 2 s, a pause of `pause` seconds after its last step, a walk
     /// of `second` steps at the same cadence, and 3 s of rest; also gives the first walk's end.
     static func countTwoWalks(
-        _ first: Int, pause: Double, _ second: Int, cadence: Double, seeds: (UInt64, UInt64)
+        _ first: Int, pause: Double, _ second: Int, cadence: Double, secondCadence: Double? = nil,
+        seeds: (UInt64, UInt64)
     ) -> (steps: [Double], firstEnd: Double) {
         let one = GaitSignal(steps: first, cadence: cadence, amplitude: 0.2, start: 2, seed: seeds.0)
         let two = GaitSignal(
-            steps: second, cadence: cadence, amplitude: 0.2, start: one.stepTimes.last! + pause, seed: seeds.1)
+            steps: second, cadence: secondCadence ?? cadence, amplitude: 0.2, start: one.stepTimes.last! + pause,
+            seed: seeds.1)
         let signal = { (t: Double) -> SIMD3<Double> in t < one.end ? one.reading(t) : two.reading(t) }
         var detector = StepDetector<Double>()
         return (detector.steps(readings(signal, at: sampleTimes(from: 0, to: two.end + 3, rate: 100))), one.end)
     }
 
-    /// A few steps (fewer than the confirmation), a pause of more than three steps' time, then a walk: the few
-    /// steps are not one walk with the rest, so they stay uncounted. (A pause of up to two steps' time cannot be
-    /// told from a fault, as for bridging: `aPauseAddsAtMostTwoSteps`.)
+    /// A short bout (fewer steps than the confirmation, at least `resumeSteps`), a pause longer than bridging
+    /// covers, then a walk at the same cadence: one walking episode, so the bout is counted with the walk when the
+    /// pause is at most the longest confirmation (10 s).
     @Test(arguments: [1.6, 1.9, 2.2])
-    func aShortWalkBeforeAPauseIsNotJoinedToTheNextWalk(cadence: Double) {
-        for pause in [2.6, 4.0] {
+    func aShortBoutBeforeAPauseIsCountedWithTheWalk(cadence: Double) {
+        for pause in [2.6, 4.0, 8.0] {
             let (counted, firstEnd) = Self.countTwoWalks(6, pause: pause, 30, cadence: cadence, seeds: (5, 6))
-            #expect(counted.count >= 30 - 1 && counted.count <= 30, "cadence \(cadence), \(pause) s: \(counted.count)")
-            #expect(counted.allSatisfy { $0 > firstEnd }, "pause \(pause) s: \(counted.filter { $0 <= firstEnd })")
+            #expect(counted.count >= 36 - 1 && counted.count <= 36, "cadence \(cadence), \(pause) s: \(counted.count)")
+            #expect(counted.filter { $0 <= firstEnd }.count >= 5, "pause \(pause) s: \(counted.prefix(8))")
+            #expect(zip(counted.dropFirst(), counted).allSatisfy { $0 > $1 }, "in time order")
         }
+    }
+
+    /// Two bouts, each with a pause after it, then a walk, all at one cadence: one episode, all counted.
+    @Test(arguments: [1.6, 1.9, 2.2])
+    func boutsInARowAreCountedWithTheWalk(cadence: Double) {
+        let one = GaitSignal(steps: 6, cadence: cadence, amplitude: 0.2, start: 2, seed: 7)
+        let two = GaitSignal(steps: 6, cadence: cadence, amplitude: 0.2, start: one.stepTimes.last! + 4, seed: 7)
+        let walk = GaitSignal(steps: 30, cadence: cadence, amplitude: 0.2, start: two.stepTimes.last! + 4, seed: 7)
+        let signal = { (t: Double) -> SIMD3<Double> in
+            t < one.end ? one.reading(t) : t < two.end ? two.reading(t) : walk.reading(t)
+        }
+        var detector = StepDetector<Double>()
+        let counted = detector.steps(readings(signal, at: sampleTimes(from: 0, to: walk.end + 3, rate: 100)))
+        // Each of the three pieces may lose its first step, as any walk's start may.
+        #expect(counted.count >= 42 - 3 && counted.count <= 42, "cadence \(cadence): \(counted.count)")
+        #expect(counted.filter { $0 <= one.end }.count >= 5, "\(counted.prefix(6))")
+    }
+
+    /// A bout that is not one episode with the walk stays uncounted: a pause beyond the longest confirmation, a
+    /// cadence beyond the stride tolerance of the walk's, or fewer steps than two tested strides.
+    @Test(arguments: [1.6, 1.9, 2.2])
+    func aBoutApartFromTheWalkIsNotCounted(cadence: Double) {
+        var cases: [(bout: Int, pause: Double, walkCadence: Double)] = [(6, 12, cadence), (3, 4, cadence)]
+        cases.append((6, 4, cadence * 1.45))
+        for (bout, pause, walkCadence) in cases {
+            let (counted, firstEnd) = Self.countTwoWalks(
+                bout, pause: pause, 30, cadence: cadence, secondCadence: walkCadence, seeds: (5, 6))
+            let label = "\(bout) steps at \(cadence), \(pause) s, walk at \(walkCadence): \(counted.count)"
+            // (The walk's own first steps may be lost as at any walk's start: 28 after a 3-step bout.)
+            #expect(counted.count >= 30 - 2 && counted.count <= 30, "\(label)")
+            #expect(counted.allSatisfy { $0 > firstEnd }, "\(label): \(counted.filter { $0 <= firstEnd })")
+        }
+    }
+
+    /// Motion that is no gait just before a walk (shaking, turning in the hand, tapping for 6 s) is no bout: the
+    /// walk's steps alone are counted, none from before it.
+    @Test(arguments: [0, 1, 2])
+    func motionBeforeAWalkIsNotCountedWithIt(distractor: Int) {
+        let walk = GaitSignal(steps: 30, cadence: 1.9, amplitude: 0.2, start: 8.3, seed: 21)
+        let before: (Double) -> SIMD3<Double> = switch distractor {
+        case 0: { t in SIMD3(0, -1, 0) + Double.sin(2 * .pi * 3 * t) * SIMD3(0, 0, 1) }
+        case 1: { t in
+            let angle = Double.pi / 3 * Double.sin(2 * .pi * t)
+            return SIMD3(Double.sin(angle), 0, -Double.cos(angle)) + SIMD3(0, 0, 0.2 * Double.sin(4 * .pi * t))
+        }
+        default: { t in
+            let since = t.truncatingRemainder(dividingBy: 0.5)
+            return Self.flat + SIMD3(0, 0, (since < 0.02 ? 2 : 0) + 0.3 * Double.exp(-since / 0.05))
+        }
+        }
+        // From 6 s the device rests as it is then carried (the walk's orientation), 2 s before the walk.
+        let signal = { (t: Double) -> SIMD3<Double> in t < 6 ? before(t) : walk.reading(t) }
+        var detector = StepDetector<Double>()
+        let counted = detector.steps(readings(signal, at: sampleTimes(from: 0, to: walk.end + 3, rate: 100)))
+        // (Two of the walk's first steps are lost while gravity's estimate settles from the distractor's attitude.)
+        #expect(counted.count >= 28 && counted.count <= 30, "distractor \(distractor): \(counted.count)")
+        #expect(counted.allSatisfy { $0 > walk.begin }, "distractor \(distractor): \(counted.prefix(4))")
     }
 
     /// What bridging costs: a walker who stops for one or two steps' time and walks on at the same cadence cannot
