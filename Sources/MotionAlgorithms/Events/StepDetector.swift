@@ -315,7 +315,7 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     @usableFromInline var carriedResuming = false
     /// The steps of the last unconfirmed run of at least `resumeSteps` that a test broke (a short bout before a
     /// pause), with its `runCadence` (steps/s): counted with a walk confirmed soon after at the same cadence
-    /// (`holdsBout`).
+    /// (`holdBout`, `countHeldBout`).
     @usableFromInline var held = StepTimes()
     @usableFromInline var heldCadence: Double = 0
     @usableFromInline var countedTimes = StepTimes()
