@@ -28,14 +28,12 @@ extension MotionHistory {
     ) async throws(MotionError) -> PedometerData {
         var data = PedometerData(
             startTime: nil, endTime: nil, numberOfSteps: 0, distance: 0, currentCadence: nil, currentPace: nil)
-        var lastStep: Double?
         let processor = try await process(
             from: start, to: end, configuration: configuration, request: .init(steps: true), damage: damage
         ) { outputs in
             guard let update = outputs.steps else { return }
             for i in 0..<update.stepTimes.count {
                 let t = update.stepTimes[i]
-                lastStep = t
                 guard t >= start && t <= end else { continue }
                 data.startTime = data.startTime ?? t
                 data.endTime = t
@@ -45,7 +43,9 @@ extension MotionHistory {
         }
         // Walking at `end`: a step within the longest stride before it (the detector alone cannot tell a walk that
         // stopped, or a recording that ended, from one that goes on).
-        if let lastStep, lastStep >= end - 2 * configuration.steps.longestStep, let now = processor.pedometerData {
+        if let now = processor.pedometerData, let last = now.endTime,
+            last >= end - 2 * configuration.steps.longestStep
+        {
             data.currentCadence = now.currentCadence
             data.currentPace = now.currentPace
         }
