@@ -579,11 +579,17 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     /// them fits `StepTimes` with the steps bridged on either side), for `joinCarried`.
     @inlinable
     mutating func carryPending() {
-        let limit = StepTimes.capacity - configuration.confirmationSteps - 2 * configuration.maximumBridgedSteps
         carried.removeAll()
-        carried.append(contentsOf: pending, from: max(0, pending.count - limit))
+        carried.append(contentsOf: pending, from: max(0, pending.count - earlierStepsCapacity))
         carriedCadence = runCadence
         carriedResuming = resuming
+    }
+
+    /// How many steps from before a run (`carried`, `held`) fit `StepTimes` with the run's confirmation and the
+    /// steps bridged on either side.
+    @inlinable
+    var earlierStepsCapacity: Int {
+        StepTimes.capacity - configuration.confirmationSteps - 2 * configuration.maximumBridgedSteps
     }
 
     /// Keeps the unconfirmed run a test just broke, of at least `resumeSteps` (two tested strides), as a bout that
@@ -592,10 +598,10 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
     @inlinable
     mutating func holdBout() {
         if held.count > 0 && isOneEpisode(before: held, cadence: heldCadence, first: carried[0], then: runCadence) {
-            let room = StepTimes.capacity - configuration.confirmationSteps - 2 * configuration.maximumBridgedSteps
+            // The newest steps of both, as many as `carried` may hold (it holds no more itself).
             var joined = StepTimes()
-            joined.append(contentsOf: held, from: min(held.count, max(0, held.count + carried.count - room)))
-            joined.append(contentsOf: carried, from: max(0, carried.count - room))
+            joined.append(contentsOf: held, from: max(0, held.count + carried.count - earlierStepsCapacity))
+            joined.append(contentsOf: carried)
             held = joined
         } else {
             held = carried
