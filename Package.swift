@@ -14,6 +14,8 @@ let strictSettings: [SwiftSetting] = [
 let testbed = Target.Dependency.product(name: "IIOTestbed", package: "TestSupport")
 /// `.computeBound`: the long synchronous suites run off Swift's cooperative pool (TestSupport/).
 let testThreads = Target.Dependency.product(name: "TestThreads", package: "TestSupport")
+/// `ScratchFolder`: the tests' files, removed when the test process exits (TestSupport/).
+let testFiles = Target.Dependency.product(name: "TestFiles", package: "TestSupport")
 
 let package = Package(
     name: "swift-motion",
@@ -138,16 +140,20 @@ let package = Package(
                 "MotionAlgorithms", "MotionTesting", .product(name: "RealModule", package: "swift-numerics"), testThreads,
             ]
         ),
-        .testTarget(name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionSystem", "MotionTesting", testThreads]),
-        .testTarget(name: "MotionMQTTTests", dependencies: ["MotionMQTT", "MotionStore", "MotionCore", testbed, testThreads]),
-        .testTarget(name: "MotionStoreTests", dependencies: ["MotionStore", "MotionSystem", testbed, testThreads]),
-        .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO", testbed, testThreads]),
+        .testTarget(
+            name: "MotionTraceTests", dependencies: ["MotionTrace", "MotionSystem", "MotionTesting", testThreads, testFiles]),
+        .testTarget(
+            name: "MotionMQTTTests",
+            dependencies: ["MotionMQTT", "MotionStore", "MotionCore", testbed, testThreads, testFiles]),
+        .testTarget(
+            name: "MotionStoreTests", dependencies: ["MotionStore", "MotionSystem", testbed, testThreads, testFiles]),
+        .testTarget(name: "MotionIIOTests", dependencies: ["MotionIIO", testbed, testThreads, testFiles]),
         .testTarget(name: "MotionTestingTests", dependencies: ["MotionTesting", "MotionTrace", testThreads]),
         .testTarget(
             name: "MotionTests",
             dependencies: [
                 "Motion", "MotionAlgorithms", "MotionIIO", "MotionStore", "MotionTesting", "MotionTrace", "motion-trace-only", testbed,
-                testThreads,
+                testThreads, testFiles,
             ]
         ),
         .testTarget(
@@ -155,7 +161,7 @@ let package = Package(
             dependencies: [
                 "motiond", "Motion", "MotionAlgorithms", "MotionClient", "MotionDBus", "MotionCore", "MotionStore", "MotionTesting",
                 testbed,
-                testThreads,
+                testThreads, testFiles,
             ]),
         .testTarget(
             name: "MotionEvaluationTests",
@@ -166,7 +172,7 @@ let package = Package(
             dependencies: [
                 "motionctl", "Motion", "MotionAlgorithms", "MotionCore", "MotionIIO", "MotionStore", "MotionTrace",
                 "MotionTesting", testbed,
-                testThreads,
+                testThreads, testFiles,
             ]
         ),
     ]

@@ -1,8 +1,8 @@
 // swift-tools-version: 6.1
 // swift-motion's test support: umockdev testbeds that emulate IIO devices in the test process, the test
-// prerequisites (`.requires(…)`), and the `.computeBound` trait. A package of its own, so that a plain
-// `swift build` of swift-motion builds only the products and needs no umockdev: only `swift test` (or
-// `swift build --build-tests`) builds these.
+// prerequisites (`.requires(…)`), the `.computeBound` trait and the tests' scratch folder. A package of its own,
+// so that a plain `swift build` of swift-motion builds only the products and needs no umockdev: only `swift test`
+// (or `swift build --build-tests`) builds these.
 
 import PackageDescription
 
@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "IIOTestbed", targets: ["IIOTestbed"]),
         .library(name: "TestThreads", targets: ["TestThreads"]),
+        .library(name: "TestFiles", targets: ["TestFiles"]),
     ],
     targets: [
         // umockdev's C API, visible only inside IIOTestbed (`internal import`).
@@ -20,7 +21,7 @@ let package = Package(
         .target(name: "UMockdevPreload", linkerSettings: [.linkedLibrary("dl")]),
         // The Swift testbed wrapper, emulated device descriptions, a scan encoder and the test prerequisites.
         .target(
-            name: "IIOTestbed", dependencies: ["CUMockdev", "UMockdevPreload", "TestThreads"],
+            name: "IIOTestbed", dependencies: ["CUMockdev", "UMockdevPreload", "TestThreads", "TestFiles"],
             swiftSettings: [
                 .swiftLanguageMode(.v6), .enableUpcomingFeature("InternalImportsByDefault"),
                 .enableUpcomingFeature("MemberImportVisibility"),
@@ -29,6 +30,13 @@ let package = Package(
         // off the threads Swift's tasks run on.
         .target(
             name: "TestThreads",
+            swiftSettings: [
+                .swiftLanguageMode(.v6), .enableUpcomingFeature("InternalImportsByDefault"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+            ]),
+            // `ScratchFolder`: the tests' files, in a folder of the test process's own that is removed when it exits.
+        .target(
+            name: "TestFiles",
             swiftSettings: [
                 .swiftLanguageMode(.v6), .enableUpcomingFeature("InternalImportsByDefault"),
                 .enableUpcomingFeature("MemberImportVisibility"),

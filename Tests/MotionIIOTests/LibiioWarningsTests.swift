@@ -3,6 +3,7 @@ import Testing
 
 import MotionCore
 @testable import MotionIIO
+import TestFiles
 
 /// `withoutLibiioHighSpeedWarning` (its body, the lock held by the capture) drops exactly libiio's high-speed line from stderr and keeps the rest.
 @Suite(.serialized) struct LibiioWarningsTests {
@@ -10,7 +11,7 @@ import MotionCore
     /// redirection of stderr holds: a device test of this process opening a buffer meanwhile would otherwise restore
     /// stderr under this one, and the captured output would go to the real stderr.
     static func standardError(during body: () -> Void) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(UUID().uuidString)").path
+        let path = ScratchFolder.path("stderr")
         let file = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         try #require(file >= 0)
         standardErrorRedirection.withLock { _ in

@@ -1,5 +1,6 @@
 import Foundation
 import IIOTestbed
+import TestFiles
 import TestThreads
 import Testing
 
@@ -26,7 +27,7 @@ import Testing
         #expect(command.hasPrefix("/bin/sh -c '"))
         command = String(command.dropFirst("/bin/sh -c '".count).dropLast())
 
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("udev-rule-\(UUID().uuidString)")
+        let root = URL(fileURLWithPath: ScratchFolder.path("udev-rule"))
         defer { try? FileManager.default.removeItem(at: root) }
         let device = root.appendingPathComponent("devices/platform/x/iio:device0").path
         let written = [

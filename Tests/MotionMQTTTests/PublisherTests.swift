@@ -5,16 +5,13 @@ import MotionStore
 import Testing
 
 @testable import MotionMQTT
+import TestFiles
 
 /// `MQTTPublisher` against a real mosquitto and a real subscriber: every spooled message arrives, in order,
 /// through a broker stop and restart, and the spool empties only as the broker acknowledges.
 @Suite(.serialized, .requires(.mosquitto))
 struct PublisherTests {
-    static func folder() throws -> String {
-        let path = NSTemporaryDirectory() + "swift-motion-spool-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-        return path
-    }
+    static func folder() throws -> String { try ScratchFolder.folder("spool") }
 
     static func message(_ i: Int) -> [UInt8] { Array("{\"seq\":\(i)}".utf8) }
 

@@ -3,6 +3,7 @@ import MotionCore
 import Testing
 
 @testable import MotionStore
+import TestFiles
 
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +11,7 @@ import Glibc
 
 /// A fresh directory for one test's store, removed at the end.
 func withStoreDirectory<Result>(_ body: (String) throws -> Result) throws -> Result {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("motion-store-\(UUID().uuidString)").path
+    let directory = ScratchFolder.path("motion-store")
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
     defer { try? FileManager.default.removeItem(atPath: directory) }
     return try body(directory + "/store")
@@ -192,7 +193,7 @@ func segmentPaths(_ directory: String) throws -> [String] {
 
 @Suite struct StoreFlushTests {
     @Test func aFrameIsWrittenOnceItsFirstSampleHasWaitedTheFlushInterval() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("motion-store-\(UUID().uuidString)").path
+        let directory = ScratchFolder.path("motion-store")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try MotionStore(directory: directory, configuration: .init(flushInterval: 0.05))
         store.append(sample(0))

@@ -3,6 +3,7 @@ import Motion
 import MotionAlgorithms
 import MotionCore
 import MotionTesting
+import TestFiles
 import Testing
 
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ import Glibc
 @Suite struct CalibrationFileTests {
     /// A folder of its own, removed after the test.
     final class Folder {
-        let path = NSTemporaryDirectory() + "swift-motion-calibration-file-\(UUID().uuidString)"
+        let path = ScratchFolder.path("calibration-file")
         init() throws { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
         deinit { try? FileManager.default.removeItem(atPath: path) }
         func file(_ name: String) -> String { path + "/" + name }

@@ -3,6 +3,7 @@ import Motion
 import MotionAlgorithms
 import MotionCore
 import MotionTesting
+import TestFiles
 import Testing
 
 /// Calibration that survives restarts: what device motion learned (`MotionManager.calibration`), saved and loaded
@@ -19,7 +20,7 @@ import Testing
     }
 
     static func path(_ name: String) -> String {
-        NSTemporaryDirectory() + "swift-motion-calibration-\(name)-\(UUID().uuidString).json"
+        ScratchFolder.path("calibration-\(name)", suffix: ".json")
     }
 
     /// The calibration a session learned, through a file, starts the next one calibrated.

@@ -4,6 +4,7 @@ import MotionAlgorithms
 import MotionCore
 import MotionStore
 import MotionTesting
+import TestFiles
 import Testing
 
 /// `MotionHistory.pedometerData(from:to:)` and `activities(from:to:)`: Core Motion's pedometer and activity queries,
@@ -15,7 +16,7 @@ import Testing
     /// The simulator's walk (1 s still, 20 s at 1.9 steps/s, 1 s still; 100 Hz) recorded as `motiond --history`
     /// would: the accelerometer every 0.02 s (50 Hz), into a new store; returns its directory.
     static func recordedWalk() async throws -> String {
-        let directory = NSTemporaryDirectory() + "swift-motion-history-steps-\(UUID().uuidString)"
+        let directory = ScratchFolder.path("history-steps")
         let samples = Array(try Simulation(scenario: .walking(), options: SimulationOptions(rate: 100, seed: 3)))
         let manager = try MotionManager(source: .samples(samples, pacing: .asFastAsConsumed))
         let store = try MotionStore(directory: directory, clock: .offset(origin))
@@ -152,7 +153,7 @@ import Testing
     }
 
     @Test func aBadRangeIsAnInvalidArgument() async throws {
-        let history = MotionHistory(directory: NSTemporaryDirectory() + "swift-motion-no-history-\(UUID().uuidString)")
+        let history = MotionHistory(directory: ScratchFolder.path("no-history"))
         for (start, end) in [(2.0, 1.0), (.nan, 1.0), (0.0, .infinity)] {
             await #expect(throws: MotionError.self) { try await history.pedometerData(from: start, to: end) }
             do {

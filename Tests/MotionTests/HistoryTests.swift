@@ -3,11 +3,12 @@ import Motion
 import MotionCore
 import MotionStore
 import MotionTrace
+import TestFiles
 import Testing
 
 /// `MotionManager.record(into:)` and `MotionHistory`: Core Motion's sensor recorder, recorded and queried.
 @Suite struct MotionHistoryTests {
-    static func directory() -> String { NSTemporaryDirectory() + "swift-motion-history-\(UUID().uuidString)" }
+    static func directory() -> String { ScratchFolder.path("history") }
 
     @Test func recordedAccelerometerComesBackAtItsIntervalInUnixTime() async throws {
         let directory = Self.directory()

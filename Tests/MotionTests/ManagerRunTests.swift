@@ -6,6 +6,7 @@ import MotionTesting
 import Testing
 
 @testable import Motion
+import TestFiles
 
 /// `MotionManager.run`: the commands' driver, the manager's one loop for a single synchronous consumer.
 @Suite("A manager's run for one synchronous consumer")
@@ -149,7 +150,7 @@ struct ManagerRunTests {
         var text = "t,ax,ay,az\n"
         for index in 0..<150 { text += "\(Double(index) / 100),0,-1,0\n" }
         text += "1.5,0,oops,0\n1.51,0,-1,0\n"
-        let path = NSTemporaryDirectory() + "swift-motion-run-\(UUID().uuidString).csv"
+        let path = ScratchFolder.path("run", suffix: ".csv")
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let manager = try MotionManager(source: .trace(path, pacing: .asFastAsConsumed))

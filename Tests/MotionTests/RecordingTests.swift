@@ -4,6 +4,7 @@ import MotionAlgorithms
 import MotionCore
 import MotionTesting
 import MotionTrace
+import TestFiles
 import Testing
 
 /// `MotionManager.record(to:…)`: any source written as a canonical trace, never destroying a file.
@@ -16,7 +17,7 @@ import Testing
     }
 
     static func outputPath(_ name: String) -> String {
-        NSTemporaryDirectory() + "swift-motion-record-\(name)-\(UUID().uuidString).csv"
+        ScratchFolder.path("record-\(name)", suffix: ".csv")
     }
 
     @Test func aTraceIsRecordedValueForValue() async throws {

@@ -4,12 +4,13 @@ import MotionCore
 import Testing
 
 @testable import Motion
+import TestFiles
 
 @Suite("MotionSettings: typed settings from defaults, files, environment and command line")
 struct SettingsTests {
     /// A folder with a system and a user settings file.
     private func files(system: String?, user: String?) throws -> (system: String, user: String) {
-        let folder = NSTemporaryDirectory() + "swift-motion-settings-\(UUID().uuidString)"
+        let folder = ScratchFolder.path("settings")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let paths = (system: folder + "/system.conf", user: folder + "/user.conf")
         if let system { try system.write(toFile: paths.system, atomically: true, encoding: .utf8) }

@@ -1,5 +1,6 @@
 import Foundation
 import MotionCore
+import TestFiles
 
 /// `count` samples at `rate` Hz from t = 0, accelerometer and gyroscope, with the index in the x acceleration so
 /// each sample can be recognised.
@@ -18,7 +19,7 @@ func sampleIndex(_ acceleration: Acceleration) -> Int { Int((acceleration.x * 1e
 
 /// Writes `text` to a new temporary file and returns its path.
 func temporaryTrace(_ text: String, name: String = "trace") throws -> String {
-    let path = NSTemporaryDirectory() + "swift-motion-\(name)-\(UUID().uuidString).csv"
+    let path = ScratchFolder.path(name, suffix: ".csv")
     try text.write(toFile: path, atomically: true, encoding: .utf8)
     return path
 }

@@ -4,12 +4,13 @@ import Testing
 import TestThreads
 
 @testable import MotionTrace
+import TestFiles
 
 /// `TraceOutputFile` writes beside the path and puts the file there only at `commit()`.
 @Suite(.computeBound) struct TraceOutputFileTests {
     /// A new empty folder and the path `trace.csv` in it.
     static func folder() throws -> (folder: String, path: String) {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("output-\(UUID().uuidString)")
+        let url = URL(fileURLWithPath: ScratchFolder.path("output"))
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return (url.path, url.appendingPathComponent("trace.csv").path)
     }

@@ -5,6 +5,7 @@ import Testing
 import TestThreads
 
 @testable import MotionTrace
+import TestFiles
 
 @Suite(.computeBound) struct TraceReaderTests {
     static let header10 = "t,ax,ay,az,gx,gy,gz,mx,my,mz"
@@ -385,7 +386,7 @@ import TestThreads
     }
 
     @Test func readsFilesAndReportsFileErrors() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trace-\(UUID().uuidString)")
+        let directory = URL(fileURLWithPath: ScratchFolder.path("trace"))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("a.csv").path
@@ -419,7 +420,7 @@ import TestThreads
     /// Opens a mode-0 file in a child process, which drops to `nobody` when the tests run as root (root reads
     /// any file), so the test runs as root (CI) and as anyone else.
     @Test func reportsPermissionDenied() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("locked-\(UUID().uuidString)").path
+        let path = ScratchFolder.path("locked")
         #expect(
             FileManager.default.createFile(atPath: path, contents: Data("t\n".utf8), attributes: [.posixPermissions: 0])
         )

@@ -1,4 +1,5 @@
 import Foundation
+import TestFiles
 import TestThreads
 
 /// Runs the built `motionctl` binary (next to the test bundle) and captures its output.
@@ -97,10 +98,8 @@ enum Motionctl {
         return path
     }
 
-    /// The path `name` in a new empty temporary folder (the file is not created).
+    /// The path `name` in a new empty folder of the test process's (the file is not created).
     static func temporaryPath(name: String) throws -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("motionctl-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        return dir.appendingPathComponent(name).path
+        try ScratchFolder.folder("motionctl") + "/" + name
     }
 }

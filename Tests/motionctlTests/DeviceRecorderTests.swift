@@ -9,6 +9,7 @@ import Synchronization
 import Testing
 
 @testable import motionctl
+import TestFiles
 
 /// `stream --device` and `record`'s recorder (`DeviceRecorder`) on an emulated device (umockdev).
 @Suite(.serialized, .requires(.umockdevPreload))
@@ -18,7 +19,7 @@ struct DeviceRecorderTests {
         try await Testbed.run { testbed in
             let path = try testbed.add(.lis3dh().bufferOnly)
             try testbed.add(.lis3dhTrigger)
-            let file = NSTemporaryDirectory() + "swift-motion-recorder-\(UUID().uuidString).csv"
+            let file = ScratchFolder.path("recorder", suffix: ".csv")
             let recorder = DeviceRecorder(
                 selector: "auto", sensors: .accelerometer,
                 configuration: DeviceSourceConfiguration(capture: CaptureConfiguration(rate: 100)),

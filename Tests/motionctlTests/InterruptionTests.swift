@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestFiles
 import TestThreads
 import Testing
 
@@ -114,7 +115,7 @@ import Testing
     /// A named pipe given as the trace: SIGINT ends the command at once, before any writer has opened the pipe
     /// (the open used to wait for one, deaf to signals) and while a writer sends nothing; the rows sent are printed.
     @Test func aSignalEndsAReplayOfANamedPipe() async throws {
-        let fifo = NSTemporaryDirectory() + "swift-motion-fifo-\(UUID().uuidString)"
+        let fifo = ScratchFolder.path("fifo")
         #expect(mkfifo(fifo, 0o600) == 0)
         defer { unlink(fifo) }
         // No writer at all.

@@ -1,5 +1,6 @@
 import Foundation
 import IIOTestbed
+import TestFiles
 import TestThreads
 import Testing
 
@@ -13,11 +14,7 @@ import Glibc
 struct PublishCommandTests {
     static let excerpt = "Recordings/broad-slow-rotation-excerpt.csv"
 
-    static func folder() throws -> String {
-        let path = NSTemporaryDirectory() + "swift-motion-publish-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-        return path
-    }
+    static func folder() throws -> String { try ScratchFolder.folder("publish") }
 
     /// The messages the subscriber printed (`topic` then the payload's lines): each batch's (stream, seq) and its
     /// sample lines.

@@ -1,11 +1,12 @@
 import Foundation
+import TestFiles
 import Testing
 
 /// `motionctl settings` and the settings' effect on the event commands (Docs/Settings.md).
 @Suite struct SettingsCommandTests {
     /// An XDG_CONFIG_HOME holding `text` as the user's settings file.
     private func configHome(_ text: String) throws -> String {
-        let home = NSTemporaryDirectory() + "swift-motion-xdg-\(UUID().uuidString)"
+        let home = ScratchFolder.path("xdg")
         try FileManager.default.createDirectory(atPath: home + "/swift-motion", withIntermediateDirectories: true)
         try text.write(toFile: home + "/swift-motion/settings.conf", atomically: true, encoding: .utf8)
         return home

@@ -1,6 +1,7 @@
 import Foundation
 import MotionCore
 import MotionTrace
+import TestFiles
 import Testing
 
 /// `motionctl simulate` end to end.
@@ -37,7 +38,7 @@ import Testing
     }
 
     @Test func writesToAFileAndRoundsToTheRequestedDigits() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("simulate-\(UUID().uuidString)")
+        let dir = URL(fileURLWithPath: ScratchFolder.path("simulate"))
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let path = dir.appendingPathComponent("walk.csv").path
         let result = try await Motionctl.run(["simulate", "--scenario", "walking", "--digits", "4", "--output", path])

@@ -3,6 +3,7 @@ import Motion
 import MotionAlgorithms
 import MotionStore
 import MotionTesting
+import TestFiles
 import Testing
 
 /// `motionctl steps` and `motionctl activity` end to end on the built binary: simulated walks (the simulator's
@@ -64,7 +65,7 @@ import Testing
     @Test func aRecordedHistoryPipedIntoStepsIsCountedAsTheLibrarysQuery() async throws {
         // The simulated walk recorded as motiond --history keeps it (the accelerometer at 50 Hz), then
         // `motionctl history --store DIR | motionctl steps --trace -` (Docs/Pedometer.md).
-        let directory = NSTemporaryDirectory() + "swift-motion-steps-history-\(UUID().uuidString)"
+        let directory = ScratchFolder.path("steps-history")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let samples = Array(try Simulation(scenario: .walking(), options: SimulationOptions(rate: 100, seed: 1)))
         let manager = try MotionManager(source: .samples(samples, pacing: .asFastAsConsumed))
@@ -101,7 +102,7 @@ import Testing
 
     @Test func theSettingsFileGivesTheStepLengthAndAFlagOverridesIt() async throws {
         let trace = try await Self.walk()
-        let home = NSTemporaryDirectory() + "swift-motion-xdg-\(UUID().uuidString)"
+        let home = ScratchFolder.path("xdg")
         try FileManager.default.createDirectory(atPath: home + "/swift-motion", withIntermediateDirectories: true)
         try "pedometer.stepLength = 0.9\n".write(toFile: home + "/swift-motion/settings.conf", atomically: true, encoding: .utf8)
         // The setting is a fixed step; --height 2 gives 0.83 m at 110 steps/min, proportional to the walk's

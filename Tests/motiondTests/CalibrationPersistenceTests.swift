@@ -4,6 +4,7 @@ import Motion
 import MotionAlgorithms
 import MotionCore
 import MotionDBus
+import TestFiles
 import Testing
 
 #if canImport(Glibc)
@@ -52,7 +53,7 @@ struct CalibrationPersistenceTests {
             let path = try testbed.add(Self.imu())
             let bus = try await PrivateSystemBus()
             defer { bus.stop() }
-            let directory = NSTemporaryDirectory() + "motiond-state-\(UUID().uuidString)"
+            let directory = ScratchFolder.path("motiond-state")
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let fixture = ServiceFixture(testbed: testbed, bus: bus, accelerometer: path)
@@ -103,7 +104,7 @@ struct CalibrationPersistenceTests {
             let path = try testbed.add(Self.imu())
             let bus = try await PrivateSystemBus()
             defer { bus.stop() }
-            let directory = NSTemporaryDirectory() + "motiond-state-\(UUID().uuidString)"
+            let directory = ScratchFolder.path("motiond-state")
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let file = directory + "/calibration.json"

@@ -2,6 +2,7 @@ import Foundation
 import IIOTestbed
 import MotionCore
 import MotionStore
+import TestFiles
 import TestThreads
 import Testing
 
@@ -20,7 +21,7 @@ struct HistoryTests {
         -> (status: Int32, rows: [String], errors: String)
     {
         let command = launcher + [motionctl, "history", "--store", directory] + arguments
-        let errorFile = NSTemporaryDirectory() + "history-stderr-\(UUID().uuidString)"
+        let errorFile = ScratchFolder.path("history-stderr")
         defer { try? FileManager.default.removeItem(atPath: errorFile) }
         let (status, output) = try await Process.output(
             of: "/bin/sh", ["-c", "exec \"$@\" 2>\(errorFile)", "sh"] + command, mergingStandardError: false)
@@ -31,8 +32,7 @@ struct HistoryTests {
 
     /// A new folder for a test's history: the parent (the caller removes it) and the store's path in it.
     static func historyFolder() throws -> (parent: String, directory: String) {
-        let parent = NSTemporaryDirectory() + "motiond-history-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: false)
+        let parent = try ScratchFolder.folder("motiond-history")
         return (parent, parent + "/history")
     }
 

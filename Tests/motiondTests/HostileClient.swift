@@ -1,5 +1,6 @@
 import Foundation
 import IIOTestbed
+import TestFiles
 
 /// A client of motiond in another process (python3-dbus), run as uid 65534 with no groups (`setpriv`) or as root:
 /// what a local user could do to the service. It prints one JSON object per line of what it saw.
@@ -200,8 +201,7 @@ struct HostileClient {
 
     /// The script, written once per test process.
     static let path: String = {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "swift-motion-hostile-client-\(getpid()).py").path
+        let path = ScratchFolder.root + "/hostile-client.py"
         try? script.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }()

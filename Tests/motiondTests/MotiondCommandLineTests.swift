@@ -1,4 +1,5 @@
 import Foundation
+import TestFiles
 import TestThreads
 import Testing
 
@@ -51,7 +52,7 @@ import Testing
     /// `--output` .csv and .jsonl files, motiond's `--state-directory` folders (bash run on the generated script).
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/bash")))
     func fileArgumentsCompleteFiles() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("completion-\(UUID().uuidString)").path
+        let folder = ScratchFolder.path("completion")
         try FileManager.default.createDirectory(atPath: folder + "/sub", withIntermediateDirectories: true)
         for name in ["a.csv", "b.jsonl", "c.txt"] { _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: nil) }
         func offers(_ tool: String, _ words: [String]) async throws -> [String] {

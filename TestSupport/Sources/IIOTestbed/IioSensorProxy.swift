@@ -1,5 +1,6 @@
 public import Foundation
 import TestThreads
+import TestFiles
 
 #if canImport(Glibc)
 import Glibc
@@ -73,11 +74,13 @@ public final class PrivateSystemBus: @unchecked Sendable {
     /// `true` when dbus-daemon is installed.
     public static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") }
 
-    static let configuration = """
+    /// The bus's configuration, its socket in `folder`.
+    static func configuration(folder: String) -> String {
+        """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
         <busconfig>
-          <listen>unix:tmpdir=/tmp</listen>
+          <listen>unix:dir=\(folder)</listen>
           <auth>EXTERNAL</auth>
           <policy context="default">
             <allow user="*"/>
@@ -88,6 +91,7 @@ public final class PrivateSystemBus: @unchecked Sendable {
           </policy>
         </busconfig>
         """
+    }
 
     /// The dbus-daemon.
     public let daemon: ChildProcess
@@ -95,19 +99,21 @@ public final class PrivateSystemBus: @unchecked Sendable {
     public let address: String
     /// The test process's environment with `DBUS_SYSTEM_BUS_ADDRESS` set to this bus.
     public let environment: [String: String]
-    private let configurationFile: URL
+    /// The folder of the bus's configuration and socket (the tests' scratch folder), removed by ``stop()``: the
+    /// daemon is killed, so it cannot remove its socket itself.
+    private let folder: String
 
     /// Starts the bus; throws when it does not start within 5 s.
     public init() async throws {
-        configurationFile = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "swift-motion-bus-\(getpid())-\(UUID().uuidString).conf")
-        try Self.configuration.write(to: configurationFile, atomically: true, encoding: .utf8)
+        folder = try ScratchFolder.folder("bus")
+        let configurationFile = folder + "/bus.conf"
+        try Self.configuration(folder: folder).write(toFile: configurationFile, atomically: true, encoding: .utf8)
         daemon = try ChildProcess(
-            "/usr/bin/dbus-daemon", ["--config-file=\(configurationFile.path)", "--nofork", "--print-address=1"],
+            "/usr/bin/dbus-daemon", ["--config-file=\(configurationFile)", "--nofork", "--print-address=1"],
             environment: ProcessInfo.processInfo.environment)
         guard try await daemon.wait(timeout: 5, until: { $0.contains("unix:") }) else {
             daemon.stop()
-            try? FileManager.default.removeItem(at: configurationFile)
+            try? FileManager.default.removeItem(atPath: folder)
             throw TestbedError("dbus-daemon did not start within 5 s: \(daemon.text)")
         }
         address = daemon.text.split(separator: "\n").first { $0.hasPrefix("unix:") }.map(String.init) ?? ""
@@ -147,7 +153,7 @@ public final class PrivateSystemBus: @unchecked Sendable {
     /// Stops the bus and removes its configuration.
     public func stop() {
         daemon.stop()
-        try? FileManager.default.removeItem(at: configurationFile)
+        try? FileManager.default.removeItem(atPath: folder)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestFiles
 import TestThreads
 
 #if canImport(Glibc)
@@ -17,7 +18,7 @@ public final class MosquittoBroker: @unchecked Sendable {
     /// A broker on a free port, not started.
     public init() throws {
         port = Self.freePort()
-        folder = NSTemporaryDirectory() + "mosquitto-\(UUID().uuidString)"
+        folder = ScratchFolder.path("mosquitto")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         let configuration = """
             listener \(port) 127.0.0.1
