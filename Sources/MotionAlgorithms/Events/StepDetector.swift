@@ -528,15 +528,19 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
                 carryPending()
                 if pending.count >= configuration.resumeSteps { holdBout() }
             }
-            // This candidate starts a new run, which resumes the walk when the last counted step is recent.
+            // At a walk's start, when a run's first stride fails, its first candidate is dropped and the run goes on
+            // from its second (`dropsDoubtfulFirstCandidate`); else this candidate starts a new run, which resumes
+            // the walk when the last counted step is recent.
+            let keepsSecond = !resuming && runCadence == 0 && joinedCount == 0 && pending.count == 2
             resuming = lastCountedTime.map { timestamp - $0 <= 2 * configuration.longestStep } ?? false
             stepping = false
             pending.removeAll()
+            if keepsSecond { pending.append(candidates[1].time) }
             pending.append(timestamp)
             joinedCount = 0
             runCadence = 0
-            runDirection = down
-            candidates.keepNewest()
+            runDirection = keepsSecond ? candidates[1].down : down
+            if keepsSecond { candidates.keepNewestTwo() } else { candidates.keepNewest() }
             return
         }
         let stride = candidates[0].time - candidates[2].time
@@ -837,6 +841,9 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
 
         @inlinable
         mutating func keepNewest() { count = min(count, 1) }
+
+        @inlinable
+        mutating func keepNewestTwo() { count = min(count, 2) }
 
         @inlinable
         mutating func keepNewestThree() { count = min(count, 3) }

@@ -188,6 +188,30 @@ import TestThreads
         }
     }
 
+    /// The same bump further before the walk (3.2 or 4 periods before its first detected step), so that the stride
+    /// it starts fails a test of its own (too long, or its steps too unequal): the run's first candidate is
+    /// dropped and the run goes on from its second, the walk's first detected step, instead of starting again at
+    /// the newest and losing that step.
+    @Test(arguments: [1.6, 1.9, 2.2])
+    func aBumpLongBeforeTheWalkCostsNoStep(cadence: Double) {
+        for periodsBefore in [3.2, 4.0] {
+            for seed: UInt64 in 41...45 {
+                let gait = GaitSignal(steps: 40, cadence: cadence, amplitude: 0.2, start: 3, seed: seed)
+                let bump = gait.stepTimes[1] - periodsBefore * gait.period
+                let signal = { (t: Double) -> SIMD3<Double> in
+                    let x = (t - bump) / gait.period
+                    let pulse = abs(x) < 0.5 ? -0.2 * Double.sin(2 * Double.pi * x) : 0
+                    return gait.reading(t) + GaitSignal.apply(gait.rotation, SIMD3(0, 0, pulse))
+                }
+                var detector = StepDetector<Double>()
+                let steps = detector.steps(readings(signal, at: sampleTimes(from: 0, to: gait.end + 3, rate: 100)))
+                // Starting again at the newest candidate lost the walk's first detected step (38).
+                #expect(steps.count == 39, "cadence \(cadence), \(periodsBefore) periods, seed \(seed): \(steps.count)")
+                #expect(steps.allSatisfy { $0 > bump + gait.period / 2 }, "\(steps.prefix(3))")
+            }
+        }
+    }
+
     /// Counts the steps of a walk of `first` steps from 2 s, a pause of `pause` seconds after its last step, a walk
     /// of `second` steps at the same cadence, and 3 s of rest; also gives the first walk's end.
     static func countTwoWalks(
