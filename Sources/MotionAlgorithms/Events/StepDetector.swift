@@ -641,7 +641,8 @@ public struct StepDetector<Scalar: MotionScalar>: Sendable {
         let last = carried[carried.count - 1]
         let first = pending[0]
         guard let missing = missingStepCount(gap: first - last, before: carriedCadence, after: cadence) else { return }
-        if held.count > 0 && held[held.count - 1] == last { held.removeAll() }  // continued: no longer a bout
+        // Continued, the carried steps are no longer a bout; a bout held before them and joined to them still is.
+        if held.count > 0 && held[held.count - 1] == last { held.removeAll(from: carried[0]) }
         var joined = carried
         joined.appendEvenly(missing, between: last, and: first)
         joinedCount = joined.count
@@ -909,4 +910,10 @@ public struct StepTimes: Sendable {
 
     @inlinable
     mutating func removeAll() { storedCount = 0 }
+
+    /// Removes the times from `time` (seconds) on; the times are in order.
+    @inlinable
+    mutating func removeAll(from time: Double) {
+        while storedCount > 0 && storage[storedCount - 1] >= time { storedCount -= 1 }
+    }
 }

@@ -256,6 +256,37 @@ import TestThreads
         #expect(counted.filter { $0 <= one.end }.count >= 5, "\(counted.prefix(6))")
     }
 
+    /// A bout, a pause, then a run broken by a missed trigger after its fifth step and continued: a second bout of
+    /// 12 steps with a pause after it, or the walk itself. The continued run's steps stop being a bout of their
+    /// own, but the bout before them is still one with them: every piece is counted with the walk.
+    @Test(arguments: [1.6, 1.9, 2.2])
+    func aBoutBeforeARunContinuedAfterAFaultIsCountedWithTheWalk(cadence: Double) {
+        for secondSteps in [12, 0] {
+            let one = GaitSignal(steps: 6, cadence: cadence, amplitude: 0.2, start: 2, seed: 8)
+            var two: GaitSignal?
+            if secondSteps > 0 {
+                two = GaitSignal(
+                    steps: secondSteps, cadence: cadence, amplitude: 0.2, start: one.stepTimes.last! + 4, seed: 9)
+                two?.weakSteps = [5]
+            }
+            let walkStart = (two ?? one).stepTimes.last! + 4
+            var walk = GaitSignal(steps: 30, cadence: cadence, amplitude: 0.2, start: walkStart, seed: 10)
+            if two == nil { walk.weakSteps = [5] }
+            let signal = { [one, two, walk] (t: Double) -> SIMD3<Double> in
+                if t < one.end { return one.reading(t) }
+                if let two, t < two.end { return two.reading(t) }
+                return walk.reading(t)
+            }
+            var detector = StepDetector<Double>()
+            let counted = detector.steps(readings(signal, at: sampleTimes(from: 0, to: walk.end + 3, rate: 100)))
+            // The missed step is bridged; each piece may lose its first step, as any walk's start may.
+            let total = 6 + secondSteps + 30
+            let label = "cadence \(cadence), second bout of \(secondSteps): \(counted.count)"
+            #expect(counted.count >= total - 3 && counted.count <= total, "\(label)")
+            #expect(counted.filter { $0 <= one.end }.count >= 5, "\(label): \(counted.prefix(6))")
+        }
+    }
+
     /// A bout that is not one episode with the walk stays uncounted: a pause beyond the longest confirmation, a
     /// cadence beyond the stride tolerance of the walk's, or fewer steps than two tested strides.
     @Test(arguments: [1.6, 1.9, 2.2])
