@@ -165,26 +165,36 @@ import TestThreads
         }
     }
 
+    /// Counts the steps of a 40-step walk from 3 s with a bump `periodsBefore` step periods before its first
+    /// detected step (its second: the first fades in and is not detected, so 39 is the most counted); also gives
+    /// the bump's time and the walk's step period.
+    static func countWalkWithBump(cadence: Double, periodsBefore: Double, seed: UInt64)
+        -> (steps: [Double], bump: Double, period: Double)
+    {
+        let gait = GaitSignal(steps: 40, cadence: cadence, amplitude: 0.2, start: 3, seed: seed)
+        let bump = gait.stepTimes[1] - periodsBefore * gait.period
+        let signal = { (t: Double) -> SIMD3<Double> in
+            // One cycle of a step's size and length, along gravity: down, then up.
+            let x = (t - bump) / gait.period
+            let pulse = abs(x) < 0.5 ? -0.2 * Double.sin(2 * Double.pi * x) : 0
+            return gait.reading(t) + GaitSignal.apply(gait.rotation, SIMD3(0, 0, pulse))
+        }
+        var detector = StepDetector<Double>()
+        let steps = detector.steps(readings(signal, at: sampleTimes(from: 0, to: gait.end + 3, rate: 100)))
+        return (steps, bump, gait.period)
+    }
+
     /// A bump as the walk starts (the device being put away): a candidate whose stride with the walk's first
     /// detected steps passes every test of a stride (the band allows up to 2 s) but is too long for the next
     /// stride. The run drops that doubtful first candidate instead of starting again at the newest step.
-    /// (The walk's first step fades in and is not detected: 39 of 40 is the most counted.)
     @Test(arguments: [(1.6, 2.2), (1.9, 2.5), (2.2, 2.5)])
     func aBumpAsTheWalkStartsCostsNoStep(cadence: Double, periodsBefore: Double) {
         for seed: UInt64 in 41...45 {
-            let gait = GaitSignal(steps: 40, cadence: cadence, amplitude: 0.2, start: 3, seed: seed)
-            let bump = gait.stepTimes[1] - periodsBefore * gait.period
-            let signal = { (t: Double) -> SIMD3<Double> in
-                // One cycle of a step's size and length, along gravity: down, then up.
-                let x = (t - bump) / gait.period
-                let pulse = abs(x) < 0.5 ? -0.2 * Double.sin(2 * Double.pi * x) : 0
-                return gait.reading(t) + GaitSignal.apply(gait.rotation, SIMD3(0, 0, pulse))
-            }
-            var detector = StepDetector<Double>()
-            let steps = detector.steps(readings(signal, at: sampleTimes(from: 0, to: gait.end + 3, rate: 100)))
+            let (steps, bump, period) = Self.countWalkWithBump(
+                cadence: cadence, periodsBefore: periodsBefore, seed: seed)
             // Before the doubtful first candidate could be dropped, the two steps after it were lost too (37).
             #expect(steps.count == 39, "cadence \(cadence), seed \(seed): \(steps.count)")
-            #expect(steps.allSatisfy { $0 > bump + gait.period / 2 }, "\(steps.prefix(3))")
+            #expect(steps.allSatisfy { $0 > bump + period / 2 }, "\(steps.prefix(3))")
         }
     }
 
@@ -196,18 +206,11 @@ import TestThreads
     func aBumpLongBeforeTheWalkCostsNoStep(cadence: Double) {
         for periodsBefore in [3.2, 4.0] {
             for seed: UInt64 in 41...45 {
-                let gait = GaitSignal(steps: 40, cadence: cadence, amplitude: 0.2, start: 3, seed: seed)
-                let bump = gait.stepTimes[1] - periodsBefore * gait.period
-                let signal = { (t: Double) -> SIMD3<Double> in
-                    let x = (t - bump) / gait.period
-                    let pulse = abs(x) < 0.5 ? -0.2 * Double.sin(2 * Double.pi * x) : 0
-                    return gait.reading(t) + GaitSignal.apply(gait.rotation, SIMD3(0, 0, pulse))
-                }
-                var detector = StepDetector<Double>()
-                let steps = detector.steps(readings(signal, at: sampleTimes(from: 0, to: gait.end + 3, rate: 100)))
+                let (steps, bump, period) = Self.countWalkWithBump(
+                    cadence: cadence, periodsBefore: periodsBefore, seed: seed)
                 // Starting again at the newest candidate lost the walk's first detected step (38).
                 #expect(steps.count == 39, "cadence \(cadence), \(periodsBefore) periods, seed \(seed): \(steps.count)")
-                #expect(steps.allSatisfy { $0 > bump + gait.period / 2 }, "\(steps.prefix(3))")
+                #expect(steps.allSatisfy { $0 > bump + period / 2 }, "\(steps.prefix(3))")
             }
         }
     }
