@@ -52,12 +52,12 @@ public import RealModule
 ///    run when their cadences and the gap between them agree in the same way, so once that run is counted, the
 ///    broken run's steps and the steps bridged between them are counted with it (the next run still needs its
 ///    own confirmation). At a walk's start, a run's first candidate is the one that broke the last run (or the
-///    very first): when the run's first two strides disagree while each passes its own tests, that doubtful
-///    candidate is dropped and the run goes on, rather than starting again at the newest step. A *bout* before a
-///    pause (an unconfirmed run of at least `resumeSteps` broken by a test) is held and counted with the next
-///    confirmed walk when the two are one episode: the bout ends at most `confirmationSteps / fmin` (10 s)
-///    before the walk's first step, at a cadence within the stride tolerance of the walk's. Bouts in a row join
-///    by the same rule.
+///    very first): when the run's first two strides disagree while each passes its own tests, or when its first
+///    stride fails a test of its own, that doubtful candidate is dropped and the run goes on from its second,
+///    rather than starting again at the newest step. A *bout* before a pause (an unconfirmed run of at least
+///    `resumeSteps` broken by a test) is held and counted with the next confirmed walk when the two are one
+///    episode: the bout ends at most `confirmationSteps / fmin` (10 s) before the walk's first step, at a cadence
+///    within the stride tolerance of the walk's. Bouts in a row join by the same rule.
 ///
 /// A gap between samples longer than the longest step (`1/fmin`, 1 s by default) restarts the filters and the
 /// run. Docs/Pedometer.md gives the source of every constant.
