@@ -106,6 +106,10 @@ public final class PrivateSystemBus: @unchecked Sendable {
     /// Starts the bus; throws when it does not start within 5 s.
     public init() async throws {
         folder = try ScratchFolder.folder("bus")
+        // dbus-daemon names its socket `dbus-` and 10 characters; a socket's path has at most 107 bytes.
+        guard folder.utf8.count + 16 <= 107 else {
+            throw TestbedError("The bus socket's folder \(folder) is too long for a socket path: set TMPDIR shorter.")
+        }
         let configurationFile = folder + "/bus.conf"
         try Self.configuration(folder: folder).write(toFile: configurationFile, atomically: true, encoding: .utf8)
         daemon = try ChildProcess(

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -8,20 +9,23 @@ import Glibc
 /// `TMPDIR`), that is removed with everything in it when the process exits. The folders that test processes
 /// killed before their exit left behind are removed by the next one (their process is gone).
 ///
-/// A test takes a new name in it for each file or folder (``path(_:suffix:)``, ``folder(_:)``), so tests that
-/// run at once never share one, and nothing a test writes outlives the run: not the files a failed test leaves,
-/// nor the folders a program under test creates. The folder is readable by everyone (mode 0755), as `/tmp` is, for
-/// the tests that run a program as another user.
+/// A test takes a new name in it for each file or folder (``path(_:suffix:)``, ``folder(_:)``), numbered in the
+/// process: tests that run at once never share one, and paths stay short (a socket's path has at most 107
+/// bytes). Nothing a test writes outlives the run: not the files a failed test leaves, nor the folders a program
+/// under test creates. The folder is readable by everyone (mode 0755), as `/tmp` is, for the tests that run a
+/// program as another user.
 public enum ScratchFolder {
     /// The process's folder: created, and stale ones removed, on first use.
     public static var root: String { state.root }
 
-    /// A new path `root/prefix-UUID` followed by `suffix` (such as `.csv`); nothing is created there.
+    /// A new path `root/prefix-N` followed by `suffix` (such as `.csv`), N a number new in the process; nothing
+    /// is created there.
     public static func path(_ prefix: String, suffix: String = "") -> String {
-        "\(root)/\(prefix)-\(UUID().uuidString)\(suffix)"
+        let number = names.add(1, ordering: .relaxed).newValue
+        return "\(root)/\(prefix)-\(number)\(suffix)"
     }
 
-    /// A new empty folder `root/prefix-UUID`.
+    /// A new empty folder `root/prefix-N`.
     public static func folder(_ prefix: String) throws -> String {
         let path = path(prefix)
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
@@ -33,6 +37,7 @@ public enum ScratchFolder {
     }
 
     private static let namePrefix = "swift-motion-tests."
+    private static let names = Atomic<Int>(0)
 
     private static let state: State = {
         let parent = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
