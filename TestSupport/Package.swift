@@ -34,7 +34,7 @@ let package = Package(
                 .swiftLanguageMode(.v6), .enableUpcomingFeature("InternalImportsByDefault"),
                 .enableUpcomingFeature("MemberImportVisibility"),
             ]),
-            // `ScratchFolder`: the tests' files, in a folder of the test process's own that is removed when it exits.
+        // `ScratchFolder`: the tests' files, in a folder of the test process's own that is removed when it exits.
         .target(
             name: "TestFiles",
             swiftSettings: [

@@ -11,8 +11,7 @@ import Glibc
 
 /// A fresh directory for one test's store, removed at the end.
 func withStoreDirectory<Result>(_ body: (String) throws -> Result) throws -> Result {
-    let directory = ScratchFolder.path("motion-store")
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+    let directory = try ScratchFolder.folder("motion-store")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     return try body(directory + "/store")
 }

@@ -15,8 +15,8 @@ import Glibc
 @Suite struct CalibrationFileTests {
     /// A folder of its own, removed after the test.
     final class Folder {
-        let path = ScratchFolder.path("calibration-file")
-        init() throws { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        let path: String
+        init() throws { path = try ScratchFolder.folder("calibration-file") }
         deinit { try? FileManager.default.removeItem(atPath: path) }
         func file(_ name: String) -> String { path + "/" + name }
         var names: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() }

@@ -10,8 +10,7 @@ import TestFiles
 struct SettingsTests {
     /// A folder with a system and a user settings file.
     private func files(system: String?, user: String?) throws -> (system: String, user: String) {
-        let folder = ScratchFolder.path("settings")
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try ScratchFolder.folder("settings")
         let paths = (system: folder + "/system.conf", user: folder + "/user.conf")
         if let system { try system.write(toFile: paths.system, atomically: true, encoding: .utf8) }
         if let user { try user.write(toFile: paths.user, atomically: true, encoding: .utf8) }

@@ -10,8 +10,7 @@ import TestFiles
 @Suite(.computeBound) struct TraceOutputFileTests {
     /// A new empty folder and the path `trace.csv` in it.
     static func folder() throws -> (folder: String, path: String) {
-        let url = URL(fileURLWithPath: ScratchFolder.path("output"))
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let url = URL(fileURLWithPath: try ScratchFolder.folder("output"))
         return (url.path, url.appendingPathComponent("trace.csv").path)
     }
 

@@ -386,8 +386,7 @@ import TestFiles
     }
 
     @Test func readsFilesAndReportsFileErrors() throws {
-        let directory = URL(fileURLWithPath: ScratchFolder.path("trace"))
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = URL(fileURLWithPath: try ScratchFolder.folder("trace"))
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("a.csv").path
         try Self.variedTrace(rows: 100).write(toFile: path, atomically: true, encoding: .utf8)

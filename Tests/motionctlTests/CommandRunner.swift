@@ -98,6 +98,14 @@ enum Motionctl {
         return path
     }
 
+    /// A new XDG_CONFIG_HOME holding `text` as the user's settings file (`swift-motion/settings.conf`).
+    static func configHome(_ text: String) throws -> String {
+        let home = try ScratchFolder.folder("xdg")
+        try FileManager.default.createDirectory(atPath: home + "/swift-motion", withIntermediateDirectories: false)
+        try text.write(toFile: home + "/swift-motion/settings.conf", atomically: true, encoding: .utf8)
+        return home
+    }
+
     /// The path `name` in a new empty folder of the test process's (the file is not created).
     static func temporaryPath(name: String) throws -> String {
         try ScratchFolder.folder("motionctl") + "/" + name

@@ -1,5 +1,4 @@
 import Foundation
-import TestFiles
 import Testing
 
 /// Flags that stand for a setting accept exactly the values the setting accepts, and reject the others with the
@@ -46,10 +45,7 @@ import Testing
 
     /// An environment whose user settings file is empty, so only the defaults and the arguments count.
     private func environment() throws -> [String: String] {
-        let home = ScratchFolder.path("xdg")
-        try FileManager.default.createDirectory(atPath: home + "/swift-motion", withIntermediateDirectories: true)
-        try "".write(toFile: home + "/swift-motion/settings.conf", atomically: true, encoding: .utf8)
-        return ["XDG_CONFIG_HOME": home]
+        ["XDG_CONFIG_HOME": try Motionctl.configHome("")]
     }
 
     /// `command --trace FILE --speed max FLAG=VALUE` on a two-sample trace with the sensors the command needs.
@@ -97,10 +93,8 @@ import Testing
     /// flag that replaces it, naming the file, the line and the key; the others run and warn once on stderr (all
     /// of these used to exit with 64).
     @Test func aBadSettingOnlyStopsTheCommandsThatUseIt() async throws {
-        let home = ScratchFolder.path("xdg")
-        try FileManager.default.createDirectory(atPath: home + "/swift-motion", withIntermediateDirectories: true)
+        let home = try Motionctl.configHome("# tuned by hand\norientation.cutoff = 2\nshake.threshold = abc\n")
         let file = home + "/swift-motion/settings.conf"
-        try "# tuned by hand\norientation.cutoff = 2\nshake.threshold = abc\n".write(toFile: file, atomically: true, encoding: .utf8)
         let environment = ["XDG_CONFIG_HOME": home]
         let accelerometer = try Motionctl.temporaryFile(Self.accelerometer)
         let sixAxis = try Motionctl.temporaryFile(Self.accelerometerAndGyroscope)

@@ -1,19 +1,10 @@
 import Foundation
-import TestFiles
 import Testing
 
 /// `motionctl settings` and the settings' effect on the event commands (Docs/Settings.md).
 @Suite struct SettingsCommandTests {
-    /// An XDG_CONFIG_HOME holding `text` as the user's settings file.
-    private func configHome(_ text: String) throws -> String {
-        let home = ScratchFolder.path("xdg")
-        try FileManager.default.createDirectory(atPath: home + "/swift-motion", withIntermediateDirectories: true)
-        try text.write(toFile: home + "/swift-motion/settings.conf", atomically: true, encoding: .utf8)
-        return home
-    }
-
     @Test func printsEffectiveValuesAndSources() async throws {
-        let home = try configHome("orientation.settleTime = 0.8\n")
+        let home = try Motionctl.configHome("orientation.settleTime = 0.8\n")
         let result = try await Motionctl.run(
             ["settings", "--set", "shake.minimumReversals=3"],
             environment: ["XDG_CONFIG_HOME": home, "SWIFT_MOTION_SHAKE_THRESHOLD": "0.45"])
@@ -33,7 +24,7 @@ import Testing
     }
 
     @Test func rejectsAnInvalidValueNamingKeySourceAndRange() async throws {
-        let home = try configHome("# mine\n\norientation.hysteresis = 50\n")
+        let home = try Motionctl.configHome("# mine\n\norientation.hysteresis = 50\n")
         let result = try await Motionctl.run(["settings"], environment: ["XDG_CONFIG_HOME": home])
         #expect(result.status == 64)
         #expect(result.stderr.contains(
@@ -53,7 +44,7 @@ import Testing
 
     @Test func eventCommandsTakeTheirDefaultsFromSettingsAndFlagsWin() async throws {
         let trace = ["shake", "--trace", "Recordings/simulated-shakes-with-distractors.csv", "--speed", "max"]
-        let empty = try configHome("")
+        let empty = try Motionctl.configHome("")
         let byDefault = try await Motionctl.run(trace, environment: ["XDG_CONFIG_HOME": empty])
         #expect(byDefault.status == 0)
         #expect(byDefault.stdout.contains("Shake began"))

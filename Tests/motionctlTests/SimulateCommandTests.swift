@@ -38,8 +38,7 @@ import Testing
     }
 
     @Test func writesToAFileAndRoundsToTheRequestedDigits() async throws {
-        let dir = URL(fileURLWithPath: ScratchFolder.path("simulate"))
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = URL(fileURLWithPath: try ScratchFolder.folder("simulate"))
         let path = dir.appendingPathComponent("walk.csv").path
         let result = try await Motionctl.run(["simulate", "--scenario", "walking", "--digits", "4", "--output", path])
         #expect(result.status == 0 && result.stdout.isEmpty)

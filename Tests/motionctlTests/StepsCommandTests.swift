@@ -102,9 +102,7 @@ import Testing
 
     @Test func theSettingsFileGivesTheStepLengthAndAFlagOverridesIt() async throws {
         let trace = try await Self.walk()
-        let home = ScratchFolder.path("xdg")
-        try FileManager.default.createDirectory(atPath: home + "/swift-motion", withIntermediateDirectories: true)
-        try "pedometer.stepLength = 0.9\n".write(toFile: home + "/swift-motion/settings.conf", atomically: true, encoding: .utf8)
+        let home = try Motionctl.configHome("pedometer.stepLength = 0.9\n")
         // The setting is a fixed step; --height 2 gives 0.83 m at 110 steps/min, proportional to the walk's
         // 1.9 steps/s.
         for (options, stepLength) in [([String](), 0.9), (["--height", "2"], 0.83 * 1.9 / (110.0 / 60))] {

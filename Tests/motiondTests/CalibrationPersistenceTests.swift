@@ -53,8 +53,7 @@ struct CalibrationPersistenceTests {
             let path = try testbed.add(Self.imu())
             let bus = try await PrivateSystemBus()
             defer { bus.stop() }
-            let directory = ScratchFolder.path("motiond-state")
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let directory = try ScratchFolder.folder("motiond-state")
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let fixture = ServiceFixture(testbed: testbed, bus: bus, accelerometer: path)
             let file = directory + "/calibration.json"
@@ -104,8 +103,7 @@ struct CalibrationPersistenceTests {
             let path = try testbed.add(Self.imu())
             let bus = try await PrivateSystemBus()
             defer { bus.stop() }
-            let directory = ScratchFolder.path("motiond-state")
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let directory = try ScratchFolder.folder("motiond-state")
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let file = directory + "/calibration.json"
             // A valid file (the state of a filter that saw nothing), with the bias's x made NaN.

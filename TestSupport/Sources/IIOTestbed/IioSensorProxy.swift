@@ -154,7 +154,7 @@ public final class PrivateSystemBus: @unchecked Sendable {
         return (child.process.terminationStatus, child.text)
     }
 
-    /// Stops the bus and removes its configuration.
+    /// Stops the bus and removes its folder (configuration and socket).
     public func stop() {
         daemon.stop()
         try? FileManager.default.removeItem(atPath: folder)

@@ -18,8 +18,7 @@ public final class MosquittoBroker: @unchecked Sendable {
     /// A broker on a free port, not started.
     public init() throws {
         port = Self.freePort()
-        folder = ScratchFolder.path("mosquitto")
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        folder = try ScratchFolder.folder("mosquitto")
         let configuration = """
             listener \(port) 127.0.0.1
             allow_anonymous true
