@@ -32,20 +32,7 @@ struct TimestampClock: Hashable, Sendable {
         self.clock = clock
     }
 
-    /// Nanoseconds to add to this clock's timestamps to get `CLOCK_BOOTTIME`: boottime − clock, read with
-    /// `clock_gettime` as boottime, clock, boottime (the midpoint of the two boottime reads), the closest of 5
-    /// tries (error below half the shortest bracket, typically < 1 µs).
-    func offsetToBoottime() -> Int64 {
-        var best: (width: Int64, offset: Int64) = (.max, 0)
-        for _ in 0..<5 {
-            let before = Self.nanoseconds(CLOCK_BOOTTIME)
-            let value = Self.nanoseconds(clock)
-            let after = Self.nanoseconds(CLOCK_BOOTTIME)
-            let width = after - before
-            if width < best.width { best = (width, before + width / 2 - value) }
-        }
-        return best.offset
-    }
-
-    static func nanoseconds(_ clock: clockid_t) -> Int64 { clockNanoseconds(clock) }
+    /// Nanoseconds to add to this clock's timestamps to get `CLOCK_BOOTTIME`: boottime − clock, measured by
+    /// `clockDifference` (error typically < 1 µs).
+    func offsetToBoottime() -> Int64 { -clockDifference(clock, minus: CLOCK_BOOTTIME) }
 }
