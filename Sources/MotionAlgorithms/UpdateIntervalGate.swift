@@ -24,12 +24,17 @@ public struct UpdateIntervalGate: Hashable, Sendable {
     public let interval: Double
     /// The next grid point in seconds (a sample from `nextDue − tolerance` on passes), or `nil` before the first
     /// sample.
-    @inlinable public var nextDue: Double? { due }
+    @inlinable public var nextDue: Double? { origin.map { $0 + cells * interval } }
 
     /// The fraction of the longest recent input spacing (at most the interval) by which each cell opens early.
     @usableFromInline static var toleranceFraction: Double { 0.9 }
 
-    @usableFromInline var due: Double?
+    /// The grid's first sample, in seconds; `nil` before the first sample.
+    @usableFromInline var origin: Double?
+    /// The next grid point's number: it is `cells` intervals after `origin`. The grid is kept as a count, not as
+    /// a running sum, and samples are placed on it by their time since `origin` (exact between nearby times), so
+    /// timestamps as large as Unix times (a 238 ns step) stay on their grid points however long the input runs.
+    @usableFromInline var cells: Double = 0
     /// The previous sample's timestamp, passed or not.
     @usableFromInline var last = -Double.infinity
     /// The last three spacings of consecutive samples shorter than two intervals, each at most ``interval``.
@@ -50,19 +55,24 @@ public struct UpdateIntervalGate: Hashable, Sendable {
     public mutating func admit(at timestamp: Double) -> Bool {
         guard interval > 0 else { return true }
         guard timestamp.isFinite else { return false }
-        guard let next = due else { return start(at: timestamp) }
+        guard let origin else { return start(at: timestamp) }
         let spacing = timestamp - last
         if spacing > 0 && spacing < 2 * interval {
             spacings = SIMD3(spacings.y, spacings.z, min(spacing, interval))
         }
         last = max(last, timestamp)
         // An input more than twice as fast needs no tolerance: its deliveries stay at or after their grid points.
-        // A millionth of the interval still: grid times such as 0.03·k are not exact in binary.
+        // Two steps of the timestamp's own resolution still (a sample meant for a grid point may be rounded just
+        // before it), and a millionth of the interval (grid times such as 0.03·k are not exact in binary).
         let longest = spacings.max()
-        let opens = next - (longest > interval / 2 ? Self.toleranceFraction * longest : interval * 1e-6)
-        guard timestamp >= opens else { return false }
-        if timestamp - opens < interval {
-            due = next + interval
+        let tolerance =
+            longest > interval / 2
+            ? Self.toleranceFraction * longest : max(interval * 1e-6, 2 * timestamp.ulp)
+        let sinceOrigin = timestamp - origin
+        let opens = cells * interval - tolerance
+        guard sinceOrigin >= opens else { return false }
+        if sinceOrigin - opens < interval {
+            cells += 1
             return true
         }
         return start(at: timestamp)  // after its whole cell: a gap, or a slower input
@@ -70,7 +80,8 @@ public struct UpdateIntervalGate: Hashable, Sendable {
 
     @inlinable
     mutating func start(at timestamp: Double) -> Bool {
-        due = timestamp + interval
+        origin = timestamp
+        cells = 1
         last = timestamp
         return true
     }

@@ -91,6 +91,21 @@ import TestThreads
         }
     }
 
+    /// Unix times (about 1.8·10⁹ s, where a Double's step is 238 ns), as a history query's rows are stamped: the
+    /// device's time plus the clock offset, each sum rounded. The grid's own sums round too, up or down depending
+    /// on the interval, so an exact grid point and the sample meant for it can differ by a step or two.
+    @Test("A whole multiple faster is cut exactly on its grid in Unix time too, despite rounding")
+    func exactMultiplesInUnixTime() {
+        let offset = 1_796_237_384.168_216_7
+        for (rate, multiple) in [(50.0, 2), (50, 3), (50, 5), (50, 7), (50, 15), (100, 3), (100, 9), (1000, 7)] {
+            let interval = Double(multiple) / rate
+            let times = (0..<Int(rate * 60)).map { offset + (1 + Double($0) / rate) }
+            let delivered = Self.passed(times, interval: interval)
+            let expected = stride(from: 0, to: times.count, by: multiple).map { times[$0] }
+            #expect(delivered == expected, "\(rate) Hz at \(interval) s: \(delivered.count) of \(expected.count)")
+        }
+    }
+
     @Test func averageRateIsTheIntervalsWhenTheInputIsFaster() {
         // broad-dev's rate, 2000/7 Hz, thinned to 100 Hz over 10 s: 1000 deliveries, 2 or 3 samples apart.
         let times = (0..<2857).map { Double($0) * 0.0035 }
