@@ -8,7 +8,8 @@ import TestFiles
 /// Commands (`python3 hostile-client.py COMMAND …`):
 /// - `open CONNECTIONS PER_CONNECTION KIND INTERVAL [hold|read SECONDS]`: opens streams, prints
 ///   `{"opened": n, "refused": {error: count}, "message": last refusal}`; then holds them unread until killed, or
-///   reads every one for SECONDS and prints `{"union": distinct timestamps, "span": s, "rows": [per stream]}`.
+///   reads every one for SECONDS and prints `{"union": distinct timestamps, "span": s, "rows": [per stream],
+///   "spans": [per stream, s]}`.
 /// - `claims CONNECTIONS`: on each connection claims the four sensors of net.hadess.SensorProxy and opens an
 ///   orientation stream; prints `{"claimed": n, "streams": n, "refused": {…}}`, then holds until killed.
 /// - `history CONNECTIONS PER_CONNECTION`: on each connection, PER_CONNECTION `OpenHistory` queries of everything
@@ -77,7 +78,8 @@ struct HostileClient {
                                 rows[fd].append(float(line.split(b",")[0]))
                 times = sorted(set(t for fd in fds for t in rows[fd]))
                 out({"union": len(times), "span": (times[-1] - times[0]) if len(times) > 1 else 0,
-                     "rows": [len(rows[fd]) for fd in fds]})
+                     "rows": [len(rows[fd]) for fd in fds],
+                     "spans": [(rows[fd][-1] - rows[fd][0]) if len(rows[fd]) > 1 else 0 for fd in fds]})
             else:
                 while True:
                     time.sleep(3600)
