@@ -181,8 +181,8 @@ struct HostileClientTests {
             #expect(span > 2, "\(reading)")
             #expect(Double(union - 1) / span <= 25 * 1.001, "\(union) distinct samples in \(span) s: \(reading)")
             // Each stream still gets every sample of the 25 Hz grid over the time it was read: all of them read the
-            // same samples. (Each from its own first row: on a loaded machine the last connection opens a
-            // second or more after the first, whose stream has buffered the samples since.)
+            // same samples. (Each from its own first row: on a loaded machine the last connection opened 0.6 s
+            // after the first, whose stream had buffered the samples since.)
             let rows = reading["rows"] as? [Int] ?? []
             let spans = reading["spans"] as? [Double] ?? []
             #expect(rows.count == 12 && spans.count == 12, "\(reading)")
